@@ -299,7 +299,7 @@ roce_bth(uint8_t *frame, const struct roce_pkt *p)
 /* PSNs a request consumes: ceil(dma_len / pmtu) for READ (at least 1). */
 uint32_t roce_req_psns(const uint8_t *frame, const struct roce_pkt *p, uint32_t pmtu);
 
-/* 24-bit PSN arithmetic: a - b as a signed distance in (-2^23, 2^23]. */
+/* 24-bit PSN arithmetic: a - b as a signed distance in [-2^23, 2^23). */
 static inline int32_t
 roce_psn_diff(uint32_t a, uint32_t b)
 {
