@@ -37,7 +37,7 @@ packages=(
 	dpdk dpdk-dev libdpdk-dev
 	check libsubunit-dev libpcap-dev
 	python3 python3-scapy tshark tcpdump
-	iproute2 ethtool procps valgrind
+	iproute2 iputils-ping ethtool procps valgrind
 )
 missing=()
 for p in "${packages[@]}"; do

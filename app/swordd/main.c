@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * swordd — the sword daemon: EAL, ports, lcores.  Everything that decides
+ * what happens to a frame lives in lib/sword (like DPDK's l3fwd, this file
+ * only brings the machine up and down).
+ *
+ *   swordd [EAL args] -- [options]
+ *
+ * Options are parsed (and the config validated) before rte_eal_init, so
+ * --help and --check-config need no EAL.  Exit codes: 0 clean shutdown,
+ * 2 usage/config error, 1 runtime error (EAL, ports).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+
+#include "clover_fn.h"
+#include "roce.h"
+#include "sword_config.h"
+#include "sword_daemon.h"
+
+RTE_LOG_REGISTER(swordd_logtype, swordd, INFO);
+#define LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, swordd_logtype, "swordd: " fmt "\n", ##__VA_ARGS__)
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+
+#define MBUF_DATA_ROOM (RTE_PKTMBUF_HEADROOM + SWORD_FRAME_MAX)
+#define MAX_SETS 64
+
+struct options {
+	const char *config;
+	const char *mode;
+	long workers;              /* -1 = from config */
+	const char *sets[MAX_SETS];
+	unsigned int n_sets;
+	long stats_interval;       /* -1 = from config */
+	const char *pcap_in;
+	const char *pcap_out;
+	const char *stats_json;
+	unsigned int idle_exit;
+	bool check_config;
+};
+
+static void
+usage(const char *prog, FILE *f)
+{
+	fprintf(f,
+"Usage: %s [EAL args] -- [options]\n"
+"\n"
+"sword on-path serializer daemon for RoCEv2 disaggregated memory.\n"
+"\n"
+"Options:\n"
+"  -c, --config FILE          INI configuration (default: built-in: one-port on\n"
+"                             port 0, 1 worker, no managed servers)\n"
+"      --mode one-port|two-port   override [ports] mode\n"
+"      --workers N            override [cores] workers (needs N+1 lcores: the\n"
+"                             main lcore does housekeeping, N lcores forward)\n"
+"      --set SECTION.KEY=VALUE    override any config key (repeatable), e.g.\n"
+"                             --set server.mem0.ip=198.18.0.2\n"
+"      --stats-interval SEC   print rx/tx/drops/malformed/managed per second\n"
+"                             every SEC seconds (0 = off)\n"
+"      --pcap-in FILE         pcapng of every frame received\n"
+"      --pcap-out FILE        pcapng of every frame transmitted\n"
+"      --stats-json FILE      write the final counters as one JSON object\n"
+"      --idle-exit SEC        exit cleanly after SEC seconds without any frame\n"
+"                             received\n"
+"      --check-config         validate the configuration, print it, exit\n"
+"  -h, --help                 this text\n"
+"\n"
+"Exit status: 0 clean shutdown, 2 usage or configuration error, 1 runtime\n"
+"error (EAL, ports).  SIGINT/SIGTERM stop the daemon cleanly.\n"
+"\n"
+"Telemetry: /sword/stats, /sword/workers[,N], /sword/ports[,P], /sword/config\n"
+"on the EAL telemetry socket, /var/run/dpdk/<file-prefix>/dpdk_telemetry.v2\n"
+"(dpdk-telemetry.py -f <file-prefix>).  DPDK 22.11 refuses --in-memory with\n"
+"--no-huge; without hugepages use --no-huge --no-shconf --file-prefix NAME.\n"
+"Example: %s --no-pci --no-huge --no-shconf -m 512 -l 0-1 \\\n"
+"           --vdev net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap -- --idle-exit 1\n",
+		prog, prog);
+}
+
+static int
+parse_ulong(const char *opt, const char *s, unsigned long max, long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*s == '\0' || *s == '-' || *end != '\0' || errno != 0 || v > max) {
+		fprintf(stderr, "swordd: %s: expected a number 0..%lu: \"%s\"\n", opt, max, s);
+		return -1;
+	}
+	*out = (long)v;
+	return 0;
+}
+
+/* Returns 0 to continue, 1 when --help was handled, -1 on a usage error. */
+static int
+parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_MODE = 256, OPT_WORKERS, OPT_SET, OPT_STATS_INTERVAL, OPT_PCAP_IN,
+	       OPT_PCAP_OUT, OPT_STATS_JSON, OPT_IDLE_EXIT, OPT_CHECK_CONFIG };
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "workers", required_argument, NULL, OPT_WORKERS },
+		{ "set", required_argument, NULL, OPT_SET },
+		{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
+		{ "pcap-in", required_argument, NULL, OPT_PCAP_IN },
+		{ "pcap-out", required_argument, NULL, OPT_PCAP_OUT },
+		{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
+		{ "idle-exit", required_argument, NULL, OPT_IDLE_EXIT },
+		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->workers = -1;
+	o->stats_interval = -1;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":c:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->config = optarg;
+			break;
+		case OPT_MODE:
+			if (strcmp(optarg, "one-port") != 0 && strcmp(optarg, "two-port") != 0) {
+				fprintf(stderr, "swordd: --mode: expected one-port|two-port: "
+					"\"%s\"\n", optarg);
+				return -1;
+			}
+			o->mode = optarg;
+			break;
+		case OPT_WORKERS:
+			if (parse_ulong("--workers", optarg, SWORD_MAX_WORKERS, &v) < 0)
+				return -1;
+			if (v < 1) {
+				fprintf(stderr, "swordd: --workers: must be 1..%d\n",
+					SWORD_MAX_WORKERS);
+				return -1;
+			}
+			o->workers = v;
+			break;
+		case OPT_SET:
+			if (o->n_sets >= MAX_SETS) {
+				fprintf(stderr, "swordd: --set: at most %d\n", MAX_SETS);
+				return -1;
+			}
+			o->sets[o->n_sets++] = optarg;
+			break;
+		case OPT_STATS_INTERVAL:
+			if (parse_ulong("--stats-interval", optarg, 86400, &v) < 0)
+				return -1;
+			o->stats_interval = v;
+			break;
+		case OPT_PCAP_IN:
+			o->pcap_in = optarg;
+			break;
+		case OPT_PCAP_OUT:
+			o->pcap_out = optarg;
+			break;
+		case OPT_STATS_JSON:
+			o->stats_json = optarg;
+			break;
+		case OPT_IDLE_EXIT:
+			if (parse_ulong("--idle-exit", optarg, 86400 * 365, &v) < 0)
+				return -1;
+			o->idle_exit = (unsigned int)v;
+			break;
+		case OPT_CHECK_CONFIG:
+			o->check_config = true;
+			break;
+		case 'h':
+			usage("swordd", stdout);
+			return 1;
+		case ':':
+			fprintf(stderr, "swordd: option %s needs an argument (see --help)\n",
+				argv[optind - 1]);
+			return -1;
+		default:
+			fprintf(stderr, "swordd: unknown option %s (see --help)\n",
+				argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "swordd: unexpected argument \"%s\" (see --help)\n",
+			argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Defaults, file, --set, CLI shortcuts, then one validation. */
+static int
+build_config(const struct options *o, struct sword_config *c)
+{
+	char err[512], buf[64];
+	unsigned int i;
+
+	sword_config_defaults(c);
+	if (o->config != NULL && sword_config_parse_file(c, o->config, err, sizeof(err)) < 0)
+		goto bad;
+	for (i = 0; i < o->n_sets; i++)
+		if (sword_config_set(c, o->sets[i], err, sizeof(err)) < 0)
+			goto bad;
+	if (o->mode != NULL) {
+		snprintf(buf, sizeof(buf), "ports.mode=%s", o->mode);
+		if (sword_config_set(c, buf, err, sizeof(err)) < 0)
+			goto bad;
+	}
+	if (o->workers > 0) {
+		snprintf(buf, sizeof(buf), "cores.workers=%ld", o->workers);
+		if (sword_config_set(c, buf, err, sizeof(err)) < 0)
+			goto bad;
+	}
+	if (o->stats_interval >= 0)
+		c->stats_interval = (uint32_t)o->stats_interval;
+	if (sword_config_validate(c, err, sizeof(err)) < 0)
+		goto bad;
+	return 0;
+bad:
+	fprintf(stderr, "swordd: %s\n", err);
+	return -1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Ports */
+
+static int
+port_init(uint16_t port, uint16_t want_queues, struct rte_mempool *pool,
+	  const struct sword_config *cfg, uint16_t *nq_out)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	struct rte_eth_txconf txconf;
+	uint16_t nq, q, nb_rxd = cfg->rx_desc, nb_txd = cfg->tx_desc;
+	int rc;
+
+	memset(&conf, 0, sizeof(conf));
+	rc = rte_eth_dev_info_get(port, &info);
+	if (rc != 0) {
+		fprintf(stderr, "swordd: port %u: cannot get device info: %s\n", port,
+			rte_strerror(-rc));
+		return -1;
+	}
+	nq = RTE_MIN(want_queues, RTE_MIN(info.max_rx_queues, info.max_tx_queues));
+	if (nq == 0)
+		nq = 1;
+	if (nq > 1) {
+		uint64_t hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+
+		if (hf != 0) {
+			conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+			conf.rx_adv_conf.rss_conf.rss_hf = hf;
+		}
+	}
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+
+	rc = rte_eth_dev_configure(port, nq, nq, &conf);
+	if (rc != 0) {
+		fprintf(stderr, "swordd: port %u: configure (%u queues): %s\n", port, nq,
+			rte_strerror(-rc));
+		return -1;
+	}
+	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
+	if (rc != 0) {
+		fprintf(stderr, "swordd: port %u: descriptors: %s\n", port, rte_strerror(-rc));
+		return -1;
+	}
+	txconf = info.default_txconf;
+	txconf.offloads = conf.txmode.offloads;
+	for (q = 0; q < nq; q++) {
+		rc = rte_eth_rx_queue_setup(port, q, nb_rxd, rte_eth_dev_socket_id(port),
+					    NULL, pool);
+		if (rc != 0) {
+			fprintf(stderr, "swordd: port %u: RX queue %u: %s\n", port, q,
+				rte_strerror(-rc));
+			return -1;
+		}
+		rc = rte_eth_tx_queue_setup(port, q, nb_txd, rte_eth_dev_socket_id(port),
+					    &txconf);
+		if (rc != 0) {
+			fprintf(stderr, "swordd: port %u: TX queue %u: %s\n", port, q,
+				rte_strerror(-rc));
+			return -1;
+		}
+	}
+	rc = rte_eth_dev_start(port);
+	if (rc != 0) {
+		fprintf(stderr, "swordd: port %u: start: %s\n", port, rte_strerror(-rc));
+		return -1;
+	}
+	rc = rte_eth_promiscuous_enable(port);
+	if (rc != 0 && rc != -ENOTSUP)
+		LOG(WARNING, "port %u: promiscuous mode: %s", port, rte_strerror(-rc));
+	LOG(INFO, "port %u (%s): %u RX/TX queue(s), %u/%u descriptors%s", port,
+	    info.driver_name, nq, nb_rxd, nb_txd,
+	    conf.rxmode.mq_mode == RTE_ETH_MQ_RX_RSS ? ", RSS" : "");
+	*nq_out = nq;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	__atomic_store_n(&sword_daemon.quit, 1, __ATOMIC_RELAXED);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct sword_daemon *d = &sword_daemon;
+	struct sword_config cfg;
+	struct options o;
+	struct rte_mempool *pool;
+	char *app_argv[256];
+	int app_argc = 0, eal_argc, i, rc, sep = -1;
+	unsigned int s, w, lcore, nb_ports;
+	char err[512];
+	int exit_code = 0;
+
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			sep = i;
+			break;
+		}
+	/* Without "--" everything is ours (e.g. swordd --help). */
+	eal_argc = sep < 0 ? 1 : sep;
+	app_argv[app_argc++] = argv[0];
+	for (i = sep < 0 ? 1 : sep + 1; i < argc && app_argc < 255; i++)
+		app_argv[app_argc++] = argv[i];
+	app_argv[app_argc] = NULL;
+
+	rc = parse_options(app_argc, app_argv, &o);
+	if (rc > 0)
+		return 0;
+	if (rc < 0)
+		return EXIT_USAGE;
+	if (build_config(&o, &cfg) < 0)
+		return EXIT_USAGE;
+	if (o.check_config) {
+		sword_config_print(&cfg, stdout);
+		printf("config OK\n");
+		return 0;
+	}
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	argv[eal_argc] = NULL;      /* EAL sees only its own arguments */
+	rc = rte_eal_init(eal_argc, argv);
+	if (rc < 0) {
+		fprintf(stderr, "swordd: EAL initialisation failed: %s\n",
+			rte_strerror(rte_errno));
+		return EXIT_RUNTIME;
+	}
+	roce_crc_init();
+
+	if (rte_lcore_count() < (unsigned int)cfg.workers + 1) {
+		fprintf(stderr, "swordd: %u worker(s) need %u lcores (one main lcore for "
+			"housekeeping + one per worker), EAL has %u: use e.g. -l 0-%u, or "
+			"--lcores '(0-%u)@(0-1)' to share CPUs 0-1\n", cfg.workers,
+			cfg.workers + 1, rte_lcore_count(), cfg.workers, cfg.workers);
+		rte_eal_cleanup();
+		return EXIT_USAGE;
+	}
+
+	nb_ports = rte_eth_dev_count_avail();
+	d->n_slots = cfg.mode == SWORD_MODE_TWO_PORT ? 2 : 1;
+	d->slots[0].port_id = cfg.client_port;
+	d->slots[0].role = cfg.mode == SWORD_MODE_TWO_PORT ? "client" : "hairpin";
+	d->slots[1].port_id = cfg.server_port;
+	d->slots[1].role = "server";
+	for (s = 0; s < d->n_slots; s++)
+		if (!rte_eth_dev_is_valid_port(d->slots[s].port_id)) {
+			fprintf(stderr, "swordd: %s mode needs port %u (%s side), but the EAL "
+				"found %u port(s): add --vdev/PCI devices or fix [ports]\n",
+				sword_mode_name(cfg.mode), d->slots[s].port_id, d->slots[s].role,
+				nb_ports);
+			rte_eal_cleanup();
+			return EXIT_RUNTIME;
+		}
+
+	pool = rte_pktmbuf_pool_create("sword_mbufs", cfg.mbufs,
+				       256, 0,
+				       MBUF_DATA_ROOM, (int)rte_socket_id());
+	if (pool == NULL) {
+		fprintf(stderr, "swordd: cannot create mbuf pool (%u mbufs of %u bytes): %s\n",
+			cfg.mbufs, MBUF_DATA_ROOM, rte_strerror(rte_errno));
+		rte_eal_cleanup();
+		return EXIT_RUNTIME;
+	}
+
+	d->pool = pool;
+	for (s = 0; s < d->n_slots; s++)
+		if (port_init(d->slots[s].port_id, cfg.workers, pool, &cfg,
+			      &d->slots[s].n_queues) < 0) {
+			exit_code = EXIT_RUNTIME;
+			goto out_ports;
+		}
+
+	{
+		/* Every RX descriptor holds an mbuf; TX rings, bursts and per-lcore
+		 * caches hold more.  Too few mbufs shows up as rx_nombuf. */
+		unsigned long need = (unsigned long)rte_lcore_count() * 256 +
+			(unsigned long)cfg.workers * 2 * SWORD_TX_BATCH_MAX;
+
+		for (s = 0; s < d->n_slots; s++)
+			need += (unsigned long)d->slots[s].n_queues * (cfg.rx_desc + cfg.tx_desc);
+		if (cfg.mbufs < need)
+			LOG(WARNING, "[ports] mbufs = %u may be too few for %u queue(s) of "
+			    "%u+%u descriptors (about %lu needed): expect rx_nombuf",
+			    cfg.mbufs, d->slots[0].n_queues, cfg.rx_desc, cfg.tx_desc, need);
+	}
+
+	/*
+	 * HOOK: register feature implementations before setup, e.g.
+	 *   sword_feature_register(SWORD_FEATURE_ATOMIC_REPLACEMENT, &<serializer ops>);
+	 * setup attaches them to every worker when the config enables them.
+	 */
+	sword_feature_register(SWORD_FEATURE_CLOVER, &clover_fn_ops);
+	if (sword_daemon_setup(d, &cfg, err, sizeof(err)) < 0 ||
+	    sword_daemon_capture_open(d, o.pcap_in, o.pcap_out, err, sizeof(err)) < 0) {
+		fprintf(stderr, "swordd: %s\n", err);
+		exit_code = EXIT_RUNTIME;
+		goto out_ports;
+	}
+	sword_daemon_install_flows(d);
+	if (sword_telemetry_register(d) != 0)
+		LOG(WARNING, "telemetry commands not registered");
+
+	w = 0;
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (w >= d->n_workers)
+			break;
+		d->worker_lcore[w] = lcore;
+		rte_eal_remote_launch(sword_worker_loop, d->lanes[w], lcore);
+		w++;
+	}
+	d->running = true;
+	LOG(INFO, "running: %s, %u worker(s), %u managed server(s)",
+	    sword_mode_name(cfg.mode), d->n_workers, cfg.n_servers);
+
+	sword_daemon_main_loop(d, o.idle_exit, cfg.stats_interval);
+
+	LOG(INFO, "stopping");
+	rte_eal_mp_wait_lcore();
+	sword_daemon_drain(d);
+	sword_daemon_snapshot_ports(d);
+
+out_ports:
+	for (s = 0; s < d->n_slots; s++) {
+		if (d->slots[s].n_queues == 0 && exit_code == 0)
+			continue;
+		if (s == 1 && d->slots[1].port_id == d->slots[0].port_id)
+			continue;
+		rte_eth_dev_stop(d->slots[s].port_id);
+		rte_eth_dev_close(d->slots[s].port_id);
+	}
+	if (exit_code == 0) {
+		sword_daemon_print(d, stdout);
+		if (o.stats_json != NULL) {
+			FILE *f = fopen(o.stats_json, "w");
+
+			if (f == NULL || sword_daemon_write_json(d, f) < 0) {
+				fprintf(stderr, "swordd: %s: cannot write: %s\n", o.stats_json,
+					strerror(errno));
+				exit_code = EXIT_RUNTIME;
+			}
+			if (f != NULL)
+				fclose(f);
+		}
+		fflush(stdout);
+	}
+	sword_daemon_free(d);
+	rte_mempool_free(pool);
+	rte_eal_cleanup();
+	return exit_code;
+}

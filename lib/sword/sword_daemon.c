@@ -1,0 +1,882 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sword_daemon.c — worker lcore loop, hand-off and TX rings, main-lcore
+ * housekeeping (capture, stats lines, idle exit), shutdown drain, reports.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_pcapng.h>
+#include <rte_ring.h>
+
+#include "sword_daemon.h"
+#include "sword_log.h"
+
+struct sword_daemon sword_daemon;
+
+#define HANDOFF_RING_SIZE 4096
+#define TX_RING_SIZE 4096
+#define CAPTURE_RING_SIZE 4096
+#define CAPTURE_POOL_SIZE 8191
+#define CAPTURE_BURST 64
+
+struct sword_lane_rx {
+	uint16_t port;
+	uint16_t queue;
+	uint8_t slot;
+};
+
+/* One worker's view of queues and rings.  Only its lcore touches it while
+ * running (the main lcore after the lcores returned, for the drain). */
+struct sword_lane {
+	struct sword_worker *w;
+	struct sword_daemon *d;
+	uint16_t burst;
+	unsigned int n_rx;
+	struct sword_lane_rx rx[SWORD_MAX_PORTS];
+	uint16_t port[SWORD_MAX_PORTS];          /* port id per slot */
+	int txq[SWORD_MAX_PORTS];                /* owned TX queue per slot, or -1 */
+	struct rte_ring *tx_to_owner[SWORD_MAX_PORTS];  /* when txq < 0 */
+	struct rte_ring *tx_ring_in[SWORD_MAX_PORTS];   /* others' frames for our queue */
+	struct rte_ring *handoff_in;             /* frames of servers we own */
+	struct rte_ring *handoff_to[SWORD_MAX_WORKERS];
+	struct rte_ring *cap_in;                 /* pcapng copies, to the main lcore */
+	struct rte_ring *cap_out;
+	struct rte_mempool *cap_pool;
+	struct sword_tx_batch batch;
+} __rte_cache_aligned;
+
+static inline bool
+quitting(const struct sword_daemon *d)
+{
+	return __atomic_load_n(&d->quit, __ATOMIC_RELAXED) != 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Setup */
+
+static struct rte_ring *
+mk_ring(const char *what, unsigned int a, unsigned int b, unsigned int size,
+	int socket, unsigned int flags)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	snprintf(name, sizeof(name), "sw_%s_%u_%u", what, a, b);
+	return rte_ring_create(name, size, socket, flags);
+}
+
+int
+sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
+		   char *err, size_t errlen)
+{
+	unsigned int w, s, o;
+	int socket = (int)rte_socket_id();
+	struct rte_ring *txr[SWORD_MAX_PORTS][SWORD_MAX_WORKERS];
+
+	memset(txr, 0, sizeof(txr));
+	d->cfg = *cfg;
+	d->n_workers = cfg->workers;
+	sword_shard_map_build(&d->shards, &d->cfg);
+
+	for (w = 0; w < d->n_workers; w++) {
+		struct sword_worker *wk;
+		struct sword_lane *ln;
+
+		wk = rte_zmalloc_socket("sword_worker", sizeof(*wk), RTE_CACHE_LINE_SIZE, socket);
+		ln = rte_zmalloc_socket("sword_lane", sizeof(*ln), RTE_CACHE_LINE_SIZE, socket);
+		if (wk == NULL || ln == NULL) {
+			snprintf(err, errlen, "out of memory for worker %u", w);
+			return -1;
+		}
+		sword_worker_init(wk, &d->cfg, &d->shards, w);
+		wk->pool = d->pool;
+		wk->daemon_priv = ln;
+		ln->w = wk;
+		ln->d = d;
+		ln->burst = cfg->burst;
+		d->workers[w] = wk;
+		d->lanes[w] = ln;
+	}
+
+	for (s = 0; s < d->n_slots; s++) {
+		uint16_t nq = d->slots[s].n_queues;
+
+		for (w = 0; w < d->n_workers; w++) {
+			struct sword_lane *ln = d->lanes[w];
+
+			ln->port[s] = d->slots[s].port_id;
+			if (w < nq) {
+				ln->rx[ln->n_rx].port = d->slots[s].port_id;
+				ln->rx[ln->n_rx].queue = (uint16_t)w;
+				ln->rx[ln->n_rx].slot = (uint8_t)s;
+				ln->n_rx++;
+				ln->txq[s] = (int)w;
+				continue;
+			}
+			/* No queue of our own on this port: TX via the owner's ring. */
+			ln->txq[s] = -1;
+			o = w % nq;
+			if (txr[s][o] == NULL) {
+				txr[s][o] = mk_ring("tx", s, o, TX_RING_SIZE, socket,
+						    RING_F_SC_DEQ);
+				if (txr[s][o] == NULL) {
+					snprintf(err, errlen, "cannot create TX ring: %s",
+						 rte_strerror(rte_errno));
+					return -1;
+				}
+				d->lanes[o]->tx_ring_in[s] = txr[s][o];
+			}
+			ln->tx_to_owner[s] = txr[s][o];
+		}
+	}
+
+	/* Hand-off rings only matter when servers are spread over workers. */
+	if (d->n_workers > 1 && cfg->n_servers > 0) {
+		for (w = 0; w < d->n_workers; w++) {
+			d->lanes[w]->handoff_in = mk_ring("ho", w, 0, HANDOFF_RING_SIZE,
+							  socket, RING_F_SC_DEQ);
+			if (d->lanes[w]->handoff_in == NULL) {
+				snprintf(err, errlen, "cannot create hand-off ring: %s",
+					 rte_strerror(rte_errno));
+				return -1;
+			}
+		}
+		for (w = 0; w < d->n_workers; w++)
+			for (o = 0; o < d->n_workers; o++)
+				d->lanes[w]->handoff_to[o] = d->lanes[o]->handoff_in;
+	}
+
+	/*
+	 * HOOK (features): the function chain of every worker.  An enabled
+	 * feature whose implementation was registered (sword_feature_register,
+	 * e.g. lib/serializer for atomic_replacement) is attached to each
+	 * worker; otherwise managed traffic passes through unchanged
+	 * (counted managed_rx).
+	 */
+	{
+		const bool on[SWORD_FEATURE_NUM] = {
+			[SWORD_FEATURE_ATOMIC_REPLACEMENT] = cfg->atomic_replacement,
+			[SWORD_FEATURE_REMAPPING] = cfg->remapping,
+			[SWORD_FEATURE_CLOVER] = cfg->clover,
+		};
+		unsigned int f;
+
+		for (f = 0; f < SWORD_FEATURE_NUM; f++) {
+			const struct sword_fn_ops *ops = sword_feature_ops(f);
+
+			if (!on[f])
+				continue;
+			if (ops == NULL) {
+				SWORD_LOG(WARNING, "features.%s = on, but this build has no "
+					  "implementation: managed traffic passes through "
+					  "unchanged", sword_feature_name(f));
+				continue;
+			}
+			for (w = 0; w < d->n_workers; w++)
+				if (sword_worker_attach_fn(d->workers[w], ops, socket) < 0) {
+					snprintf(err, errlen, "features.%s: cannot attach to "
+						 "worker %u", sword_feature_name(f), w);
+					return -1;
+				}
+			SWORD_LOG(INFO, "features.%s attached to %u worker(s)",
+				  sword_feature_name(f), d->n_workers);
+		}
+	}
+
+	for (s = 0; s < d->n_slots; s++)
+		SWORD_LOG(INFO, "port %u (%s): %u queue(s) for %u worker(s)%s",
+			  d->slots[s].port_id, d->slots[s].role, d->slots[s].n_queues,
+			  d->n_workers, d->slots[s].n_queues < d->n_workers
+			  ? "; workers without a queue transmit through the owner's ring" : "");
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* rte_flow steering per managed server */
+
+static struct rte_flow *
+flow_server(uint16_t port, uint32_t ip, bool by_dst, uint16_t queue, bool validate_only,
+	    struct rte_flow_error *fe)
+{
+	struct rte_flow_attr attr = { .ingress = 1 };
+	struct rte_flow_item_ipv4 ip_spec = { 0 }, ip_mask = { 0 };
+	struct rte_flow_item_udp udp_spec = { 0 }, udp_mask = { 0 };
+	struct rte_flow_action_queue q = { .index = queue };
+	struct rte_flow_item pattern[] = {
+		{ .type = RTE_FLOW_ITEM_TYPE_ETH },
+		{ .type = RTE_FLOW_ITEM_TYPE_IPV4, .spec = &ip_spec, .mask = &ip_mask },
+		{ .type = RTE_FLOW_ITEM_TYPE_UDP, .spec = &udp_spec, .mask = &udp_mask },
+		{ .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	struct rte_flow_action actions[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_QUEUE, .conf = &q },
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+
+	if (by_dst) {
+		ip_spec.hdr.dst_addr = ip;
+		ip_mask.hdr.dst_addr = RTE_BE32(0xffffffff);
+	} else {
+		ip_spec.hdr.src_addr = ip;
+		ip_mask.hdr.src_addr = RTE_BE32(0xffffffff);
+	}
+	udp_spec.hdr.dst_port = RTE_BE16(ROCE_UDP_PORT);
+	udp_mask.hdr.dst_port = RTE_BE16(0xffff);
+	if (validate_only)
+		return rte_flow_validate(port, &attr, pattern, actions, fe) == 0
+			? (struct rte_flow *)1 : NULL;
+	return rte_flow_create(port, &attr, pattern, actions, fe);
+}
+
+void
+sword_daemon_install_flows(struct sword_daemon *d)
+{
+	unsigned int s, i, dir;
+
+	for (s = 0; s < d->n_slots; s++) {
+		struct sword_port_slot *ps = &d->slots[s];
+		struct rte_flow_error fe;
+		bool ok = true;
+
+		ps->flow_steering = false;
+		if (d->cfg.n_servers == 0 || d->n_workers == 1)
+			continue;
+		if (ps->n_queues < d->n_workers) {
+			SWORD_LOG(INFO, "port %u: %u queue(s) < %u workers: software dispatch",
+				  ps->port_id, ps->n_queues, d->n_workers);
+			continue;
+		}
+		memset(&fe, 0, sizeof(fe));
+		for (i = 0; i < d->cfg.n_servers && ok; i++)
+			for (dir = 0; dir < 2 && ok; dir++)
+				ok = flow_server(ps->port_id, d->cfg.servers[i].ip, dir == 0,
+						 d->shards.owner[i], true, &fe) != NULL;
+		if (!ok) {
+			SWORD_LOG(INFO, "port %u: rte_flow not usable (%s): software dispatch",
+				  ps->port_id, fe.message ? fe.message : rte_strerror(rte_errno));
+			continue;
+		}
+		for (i = 0; i < d->cfg.n_servers && ok; i++)
+			for (dir = 0; dir < 2 && ok; dir++)
+				ok = flow_server(ps->port_id, d->cfg.servers[i].ip, dir == 0,
+						 d->shards.owner[i], false, &fe) != NULL;
+		if (!ok) {
+			SWORD_LOG(WARNING, "port %u: rte_flow_create failed (%s): flushing, "
+				  "software dispatch", ps->port_id,
+				  fe.message ? fe.message : rte_strerror(rte_errno));
+			rte_flow_flush(ps->port_id, &fe);
+			continue;
+		}
+		ps->flow_steering = true;
+		SWORD_LOG(INFO, "port %u: rte_flow steers %u server(s) to their workers "
+			  "(software dispatch stays as fallback)", ps->port_id,
+			  d->cfg.n_servers);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Capture */
+
+static void cap_clock_init(void);
+
+static int
+capture_open(struct sword_capture *c, const char *path, char *err, size_t errlen)
+{
+	c->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (c->fd < 0) {
+		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+		return -1;
+	}
+	c->pcapng = rte_pcapng_fdopen(c->fd, NULL, NULL, "swordd", NULL);
+	if (c->pcapng == NULL) {
+		snprintf(err, errlen, "%s: rte_pcapng_fdopen: %s", path,
+			 rte_strerror(rte_errno));
+		close(c->fd);
+		c->fd = -1;
+		return -1;
+	}
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	return 0;
+}
+
+int
+sword_daemon_capture_open(struct sword_daemon *d, const char *in_path,
+			  const char *out_path, char *err, size_t errlen)
+{
+	int socket = (int)rte_socket_id();
+	unsigned int w;
+
+	d->cap_in.fd = d->cap_out.fd = -1;
+	if (in_path == NULL && out_path == NULL)
+		return 0;
+	cap_clock_init();
+	d->capture_pool = rte_pktmbuf_pool_create("sword_capture", CAPTURE_POOL_SIZE,
+		RTE_MEMPOOL_CACHE_MAX_SIZE, 0,
+		rte_pcapng_mbuf_size(SWORD_FRAME_MAX), socket);
+	if (d->capture_pool == NULL) {
+		snprintf(err, errlen, "cannot create capture mbuf pool: %s",
+			 rte_strerror(rte_errno));
+		return -1;
+	}
+	if (in_path != NULL && capture_open(&d->cap_in, in_path, err, errlen) < 0)
+		return -1;
+	if (out_path != NULL && capture_open(&d->cap_out, out_path, err, errlen) < 0)
+		return -1;
+	for (w = 0; w < d->n_workers; w++) {
+		struct sword_lane *ln = d->lanes[w];
+
+		ln->cap_pool = d->capture_pool;
+		if (in_path != NULL) {
+			ln->cap_in = mk_ring("ci", w, 0, CAPTURE_RING_SIZE, socket,
+					     RING_F_SP_ENQ | RING_F_SC_DEQ);
+			if (ln->cap_in == NULL)
+				goto ring_fail;
+		}
+		if (out_path != NULL) {
+			ln->cap_out = mk_ring("co", w, 0, CAPTURE_RING_SIZE, socket,
+					      RING_F_SP_ENQ | RING_F_SC_DEQ);
+			if (ln->cap_out == NULL)
+				goto ring_fail;
+		}
+	}
+	return 0;
+ring_fail:
+	snprintf(err, errlen, "cannot create capture ring: %s", rte_strerror(rte_errno));
+	return -1;
+}
+
+/*
+ * Wall-clock time of capture.  DPDK 22.11's rte_pcapng converts TSC to ns
+ * with a clock calibrated before the EAL knows the TSC rate (timestamps
+ * land in the 23rd century), so we stamp the Enhanced Packet Block
+ * ourselves: ns = wall clock at open + TSC delta.
+ */
+static struct {
+	uint64_t tsc0;
+	uint64_t ns0;
+	uint64_t hz;
+} cap_clock;
+
+static void
+cap_clock_init(void)
+{
+	struct timespec ts;
+
+	cap_clock.hz = rte_get_tsc_hz();
+	cap_clock.tsc0 = rte_get_tsc_cycles();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	cap_clock.ns0 = (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t
+cap_clock_ns(uint64_t tsc)
+{
+	uint64_t d = tsc - cap_clock.tsc0;
+
+	return cap_clock.ns0 + d / cap_clock.hz * NS_PER_S +
+	       d % cap_clock.hz * NS_PER_S / cap_clock.hz;
+}
+
+/* pcapng Enhanced Packet Block header (what rte_pcapng_copy prepends). */
+struct epb_hdr {
+	uint32_t block_type;
+	uint32_t block_length;
+	uint32_t interface_id;
+	uint32_t timestamp_hi;
+	uint32_t timestamp_lo;
+} __rte_packed;
+
+/*
+ * On a worker: pcapng copies of pkts[0..n) into copies[] (NULL where the
+ * capture pool ran dry).  No syscall.
+ */
+static inline void
+capture_copy(struct sword_lane *ln, uint16_t port, uint16_t queue,
+	     struct rte_mbuf **pkts, uint16_t n, enum rte_pcapng_direction dir,
+	     struct rte_mbuf **copies)
+{
+	uint64_t now = rte_get_tsc_cycles();
+	uint64_t ns = cap_clock_ns(now);
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *c = rte_pcapng_copy(port, queue, pkts[i], ln->cap_pool,
+						     UINT32_MAX, now, dir);
+		if (c != NULL) {
+			struct epb_hdr *epb = rte_pktmbuf_mtod(c, struct epb_hdr *);
+
+			epb->timestamp_hi = (uint32_t)(ns >> 32);
+			epb->timestamp_lo = (uint32_t)ns;
+		}
+		copies[i] = c;
+	}
+}
+
+/* Queue copies[0..keep) for the main lcore, free copies[keep..n). */
+static inline void
+capture_commit(struct sword_lane *ln, struct rte_ring *r, struct rte_mbuf **copies,
+	       uint16_t keep, uint16_t n)
+{
+	uint16_t i, k = 0, q;
+
+	for (i = 0; i < n; i++) {
+		if (copies[i] == NULL)
+			continue;
+		if (i < keep)
+			copies[k++] = copies[i];
+		else
+			rte_pktmbuf_free(copies[i]);
+	}
+	q = (uint16_t)rte_ring_enqueue_burst(r, (void **)copies, k, NULL);
+	if (q < k)
+		rte_pktmbuf_free_bulk(&copies[q], k - q);
+	ln->w->stats.capture_dropped += keep - q;
+}
+
+static unsigned int
+capture_drain_ring(struct sword_capture *c, struct rte_ring *r)
+{
+	struct rte_mbuf *pkts[CAPTURE_BURST];
+	unsigned int n, total = 0;
+
+	if (r == NULL)
+		return 0;
+	while ((n = rte_ring_dequeue_burst(r, (void **)pkts, CAPTURE_BURST, NULL)) > 0) {
+		if (c->pcapng == NULL || rte_pcapng_write_packets(c->pcapng, pkts, n) < 0) {
+			c->write_errors += n;
+			if (c->pcapng == NULL)
+				rte_pktmbuf_free_bulk(pkts, n);
+		} else {
+			c->frames += n;
+		}
+		total += n;
+	}
+	return total;
+}
+
+static void
+capture_drain(struct sword_daemon *d)
+{
+	unsigned int w;
+
+	for (w = 0; w < d->n_workers; w++) {
+		capture_drain_ring(&d->cap_in, d->lanes[w]->cap_in);
+		capture_drain_ring(&d->cap_out, d->lanes[w]->cap_out);
+	}
+}
+
+static void
+capture_close(struct sword_capture *c)
+{
+	if (c->pcapng != NULL) {
+		rte_pcapng_close(c->pcapng);   /* closes the fd */
+		c->pcapng = NULL;
+		c->fd = -1;
+	} else if (c->fd >= 0) {
+		close(c->fd);
+		c->fd = -1;
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Worker loop */
+
+/* Transmit on a port slot: our own queue, or the queue owner's ring. */
+static inline void
+lane_tx(struct sword_lane *ln, unsigned int slot, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct sword_worker_stats *st = &ln->w->stats;
+	uint16_t sent;
+
+	if (n == 0)
+		return;
+	if (likely(ln->txq[slot] >= 0)) {
+		if (unlikely(ln->cap_out != NULL)) {
+			/* copy before the PMD may free them; keep only what was sent */
+			struct rte_mbuf *copies[SWORD_TX_BATCH_MAX];
+
+			capture_copy(ln, ln->port[slot], (uint16_t)ln->txq[slot], pkts, n,
+				     RTE_PCAPNG_DIRECTION_OUT, copies);
+			sent = rte_eth_tx_burst(ln->port[slot], (uint16_t)ln->txq[slot],
+						pkts, n);
+			capture_commit(ln, ln->cap_out, copies, sent, n);
+		} else {
+			sent = rte_eth_tx_burst(ln->port[slot], (uint16_t)ln->txq[slot],
+						pkts, n);
+		}
+		st->tx += sent;
+		st->port_tx[slot] += sent;
+	} else {
+		sent = (uint16_t)rte_ring_enqueue_burst(ln->tx_to_owner[slot],
+							(void **)pkts, n, NULL);
+	}
+	if (unlikely(sent < n)) {
+		st->tx_dropped += n - sent;
+		st->port_tx_dropped[slot] += n - sent;
+		rte_pktmbuf_free_bulk(&pkts[sent], n - sent);
+	}
+}
+
+static inline void
+lane_flush(struct sword_lane *ln)
+{
+	struct sword_tx_batch *b = &ln->batch;
+	struct sword_worker *w = ln->w;
+	unsigned int side, o;
+
+	for (side = 0; side < SWORD_SIDE_NUM; side++)
+		lane_tx(ln, sword_worker_slot_of_side(w, side), b->pkts[side], b->n[side]);
+	for (o = 0; o < w->n_workers; o++) {
+		uint16_t n = b->n_handoff[o], q;
+
+		if (n == 0)
+			continue;
+		q = ln->handoff_to[o] == NULL ? 0 :
+			(uint16_t)rte_ring_enqueue_burst(ln->handoff_to[o],
+							 (void **)b->handoff[o], n, NULL);
+		if (unlikely(q < n)) {
+			w->stats.dispatched -= n - q;
+			w->stats.dispatch_dropped += n - q;
+			rte_pktmbuf_free_bulk(&b->handoff[o][q], n - q);
+		}
+	}
+	sword_tx_batch_reset(b);
+}
+
+/* One pass over everything a lane polls.  Returns frames handled. */
+static inline unsigned int
+lane_poll(struct sword_lane *ln)
+{
+	struct rte_mbuf *pkts[SWORD_MAX_BURST];
+	struct sword_worker *w = ln->w;
+	unsigned int i, total = 0;
+	uint64_t t0;
+	uint16_t n;
+
+	for (i = 0; i < ln->n_rx; i++) {
+		const struct sword_lane_rx *rx = &ln->rx[i];
+
+		n = rte_eth_rx_burst(rx->port, rx->queue, pkts, ln->burst);
+		if (n == 0)
+			continue;
+		w->stats.rx += n;
+		w->stats.port_rx[rx->slot] += n;
+		if (unlikely(ln->cap_in != NULL)) {
+			struct rte_mbuf *copies[SWORD_MAX_BURST];
+
+			capture_copy(ln, rx->port, rx->queue, pkts, n,
+				     RTE_PCAPNG_DIRECTION_IN, copies);
+			capture_commit(ln, ln->cap_in, copies, n, n);
+		}
+		t0 = rte_rdtsc();
+		sword_worker_process(w, rx->port, pkts, n, &ln->batch);
+		w->stats.proc_cycles += rte_rdtsc() - t0;
+		w->stats.proc_frames += n;
+		lane_flush(ln);
+		total += n;
+	}
+	if (ln->handoff_in != NULL) {
+		n = (uint16_t)rte_ring_dequeue_burst(ln->handoff_in, (void **)pkts,
+						     ln->burst, NULL);
+		if (n > 0) {
+			t0 = rte_rdtsc();
+			sword_worker_process(w, SWORD_PORT_FROM_MBUF, pkts, n, &ln->batch);
+			w->stats.proc_cycles += rte_rdtsc() - t0;
+			w->stats.proc_frames += n;
+			lane_flush(ln);
+			total += n;
+		}
+	}
+	for (i = 0; i < SWORD_MAX_PORTS; i++) {
+		if (ln->tx_ring_in[i] == NULL)
+			continue;
+		n = (uint16_t)rte_ring_dequeue_burst(ln->tx_ring_in[i], (void **)pkts,
+						     ln->burst, NULL);
+		if (n > 0) {
+			lane_tx(ln, i, pkts, n);
+			total += n;
+		}
+	}
+	return total;
+}
+
+int
+sword_worker_loop(void *arg)
+{
+	struct sword_lane *ln = arg;
+
+	SWORD_LOG(INFO, "worker %u on lcore %u: %u RX queue(s)%s", ln->w->id,
+		  rte_lcore_id(), ln->n_rx, ln->handoff_in ? ", hand-off ring" : "");
+	while (!quitting(ln->d))
+		lane_poll(ln);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Main lcore */
+
+void
+sword_daemon_totals(const struct sword_daemon *d, struct sword_worker_stats *sum)
+{
+	sword_stats_sum(sum, (const struct sword_worker_stats *const *)d->workers,
+			d->n_workers);
+}
+
+static uint64_t
+total_rx(const struct sword_daemon *d)
+{
+	uint64_t rx = 0;
+	unsigned int w;
+
+	for (w = 0; w < d->n_workers; w++)
+		rx += __atomic_load_n(&d->workers[w]->stats.rx, __ATOMIC_RELAXED);
+	return rx;
+}
+
+void
+sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s,
+		       unsigned int stats_interval_s)
+{
+	const uint64_t hz = rte_get_tsc_hz();
+	uint64_t now = rte_get_tsc_cycles();
+	uint64_t last_rx_change = now, last_stats = now;
+	uint64_t last_rx = total_rx(d);
+	struct sword_worker_stats prev, cur;
+
+	sword_daemon_totals(d, &prev);
+	while (!quitting(d)) {
+		uint64_t rx;
+
+		capture_drain(d);
+		rte_delay_us_sleep(1000);
+		now = rte_get_tsc_cycles();
+
+		rx = total_rx(d);
+		if (rx != last_rx) {
+			last_rx = rx;
+			last_rx_change = now;
+		} else if (idle_exit_s > 0 && now - last_rx_change >= idle_exit_s * hz) {
+			SWORD_LOG(INFO, "no frame received for %u s: exiting", idle_exit_s);
+			__atomic_store_n(&d->quit, 1, __ATOMIC_RELAXED);
+		}
+
+		if (stats_interval_s > 0 && now - last_stats >= stats_interval_s * hz) {
+			double dt = (double)(now - last_stats) / (double)hz;
+
+			sword_daemon_totals(d, &cur);
+			printf("stats: rx=%.0f/s tx=%.0f/s drops=%.0f/s malformed=%.0f/s "
+			       "managed=%.0f/s\n",
+			       (double)(cur.rx - prev.rx) / dt, (double)(cur.tx - prev.tx) / dt,
+			       (double)(sword_stats_dropped(&cur) - sword_stats_dropped(&prev)) / dt,
+			       (double)(cur.malformed - prev.malformed) / dt,
+			       (double)(cur.managed_rx - prev.managed_rx) / dt);
+			fflush(stdout);
+			prev = cur;
+			last_stats = now;
+		}
+	}
+}
+
+void
+sword_daemon_drain(struct sword_daemon *d)
+{
+	unsigned int w, pass;
+
+	/* Worker lcores have returned: their lanes are ours now.  Hand-offs
+	 * may feed TX rings, so loop until everything is still. */
+	for (pass = 0; pass < 16; pass++) {
+		unsigned int moved = 0;
+
+		for (w = 0; w < d->n_workers; w++) {
+			struct sword_lane *ln = d->lanes[w];
+			unsigned int saved = ln->n_rx;
+
+			ln->n_rx = 0;                  /* drain rings, do not poll ports */
+			moved += lane_poll(ln);
+			ln->n_rx = saved;
+		}
+		if (moved == 0)
+			break;
+	}
+	capture_drain(d);
+	capture_close(&d->cap_in);
+	capture_close(&d->cap_out);
+}
+
+void
+sword_daemon_snapshot_ports(struct sword_daemon *d)
+{
+	unsigned int s;
+
+	for (s = 0; s < d->n_slots; s++)
+		d->slots[s].final_valid =
+			rte_eth_stats_get(d->slots[s].port_id, &d->slots[s].final_eth) == 0;
+}
+
+void
+sword_daemon_free(struct sword_daemon *d)
+{
+	unsigned int w, s;
+
+	for (w = 0; w < d->n_workers; w++) {
+		struct sword_lane *ln = d->lanes[w];
+
+		if (ln == NULL)
+			continue;
+		sword_worker_detach_all(d->workers[w]);
+		rte_ring_free(ln->handoff_in);
+		for (s = 0; s < SWORD_MAX_PORTS; s++)
+			rte_ring_free(ln->tx_ring_in[s]);
+		rte_ring_free(ln->cap_in);
+		rte_ring_free(ln->cap_out);
+	}
+	/* Workers and lanes stay allocated: a telemetry request may still be
+	 * reading their counters until the process exits. */
+	rte_mempool_free(d->capture_pool);
+	d->capture_pool = NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reports */
+
+struct print_ctx {
+	FILE *f;
+	bool json;
+	bool all;
+	bool first;
+};
+
+static void
+print_counter(void *arg, const char *key, uint64_t v)
+{
+	struct print_ctx *pc = arg;
+
+	if (pc->json) {
+		fprintf(pc->f, "%s\"%s\": %" PRIu64, pc->first ? "" : ", ", key, v);
+		pc->first = false;
+		return;
+	}
+	/* Keep the text short: per-reason/opcode keys only when nonzero. */
+	if (!pc->all && v == 0 &&
+	    (strncmp(key, "malformed_", 10) == 0 || strncmp(key, "opcode_", 7) == 0 ||
+	     strncmp(key, "non_roce_", 9) == 0 || strncmp(key, "fn_", 3) == 0))
+		return;
+	fprintf(pc->f, "  %-28s %" PRIu64 "\n", key, v);
+}
+
+static void
+port_counters(const struct sword_daemon *d, unsigned int s, uint64_t *rx, uint64_t *tx,
+	      uint64_t *txd)
+{
+	unsigned int w;
+
+	*rx = *tx = *txd = 0;
+	for (w = 0; w < d->n_workers; w++) {
+		const struct sword_worker_stats *st = &d->workers[w]->stats;
+
+		*rx += __atomic_load_n(&st->port_rx[s], __ATOMIC_RELAXED);
+		*tx += __atomic_load_n(&st->port_tx[s], __ATOMIC_RELAXED);
+		*txd += __atomic_load_n(&st->port_tx_dropped[s], __ATOMIC_RELAXED);
+	}
+}
+
+void
+sword_daemon_print(const struct sword_daemon *d, FILE *f)
+{
+	struct sword_worker_stats sum;
+	struct print_ctx pc = { .f = f };
+	unsigned int s, w;
+
+	sword_daemon_totals(d, &sum);
+	fprintf(f, "swordd: final counters (%u worker(s), %s)\n", d->n_workers,
+		sword_mode_name(d->cfg.mode));
+	sword_stats_foreach(&sum, print_counter, &pc);
+	for (s = 0; s < d->n_slots; s++) {
+		const struct sword_port_slot *ps = &d->slots[s];
+		uint64_t rx, tx, txd;
+
+		port_counters(d, s, &rx, &tx, &txd);
+		fprintf(f, "  port %u (%s): rx %" PRIu64 " tx %" PRIu64 " tx_dropped %"
+			PRIu64, ps->port_id, ps->role, rx, tx, txd);
+		if (ps->final_valid)
+			fprintf(f, " | ethdev ipackets %" PRIu64 " opackets %" PRIu64
+				" imissed %" PRIu64 " ierrors %" PRIu64 " oerrors %" PRIu64
+				" rx_nombuf %" PRIu64, ps->final_eth.ipackets,
+				ps->final_eth.opackets, ps->final_eth.imissed,
+				ps->final_eth.ierrors, ps->final_eth.oerrors,
+				ps->final_eth.rx_nombuf);
+		fprintf(f, "\n");
+	}
+	if (d->n_workers > 1)
+		for (w = 0; w < d->n_workers; w++) {
+			const struct sword_worker_stats *st = &d->workers[w]->stats;
+
+			fprintf(f, "  worker %u: rx %" PRIu64 " tx %" PRIu64 " managed_rx %"
+				PRIu64 " dispatched %" PRIu64 "\n", w, st->rx, st->tx,
+				st->managed_rx, st->dispatched);
+		}
+	if (d->cap_in.path[0])
+		fprintf(f, "  capture in  %s: %" PRIu64 " frames\n", d->cap_in.path,
+			d->cap_in.frames);
+	if (d->cap_out.path[0])
+		fprintf(f, "  capture out %s: %" PRIu64 " frames\n", d->cap_out.path,
+			d->cap_out.frames);
+}
+
+int
+sword_daemon_write_json(const struct sword_daemon *d, FILE *f)
+{
+	struct sword_worker_stats sum;
+	struct print_ctx pc = { .f = f, .json = true, .first = true };
+	unsigned int s, w;
+
+	sword_daemon_totals(d, &sum);
+	fprintf(f, "{");
+	sword_stats_foreach(&sum, print_counter, &pc);
+	fprintf(f, ", \"workers\": %u, \"mode\": \"%s\", \"ports\": [", d->n_workers,
+		sword_mode_name(d->cfg.mode));
+	for (s = 0; s < d->n_slots; s++) {
+		const struct sword_port_slot *ps = &d->slots[s];
+		uint64_t rx, tx, txd;
+
+		port_counters(d, s, &rx, &tx, &txd);
+		fprintf(f, "%s{\"port\": %u, \"role\": \"%s\", \"queues\": %u, "
+			"\"flow_steering\": %s, \"rx\": %" PRIu64 ", \"tx\": %" PRIu64
+			", \"tx_dropped\": %" PRIu64, s ? ", " : "", ps->port_id, ps->role,
+			ps->n_queues, ps->flow_steering ? "true" : "false", rx, tx, txd);
+		if (ps->final_valid)
+			fprintf(f, ", \"eth_ipackets\": %" PRIu64 ", \"eth_opackets\": %" PRIu64
+				", \"eth_ibytes\": %" PRIu64 ", \"eth_obytes\": %" PRIu64
+				", \"eth_imissed\": %" PRIu64 ", \"eth_ierrors\": %" PRIu64
+				", \"eth_oerrors\": %" PRIu64 ", \"eth_rx_nombuf\": %" PRIu64,
+				ps->final_eth.ipackets, ps->final_eth.opackets,
+				ps->final_eth.ibytes, ps->final_eth.obytes,
+				ps->final_eth.imissed, ps->final_eth.ierrors,
+				ps->final_eth.oerrors, ps->final_eth.rx_nombuf);
+		fprintf(f, "}");
+	}
+	fprintf(f, "], \"per_worker\": [");
+	for (w = 0; w < d->n_workers; w++) {
+		struct print_ctx wc = { .f = f, .json = true, .first = true };
+
+		fprintf(f, "%s{", w ? ", " : "");
+		sword_stats_foreach(&d->workers[w]->stats, print_counter, &wc);
+		fprintf(f, "}");
+	}
+	fprintf(f, "]");
+	if (d->cap_in.path[0] || d->cap_out.path[0])
+		fprintf(f, ", \"capture_in_frames\": %" PRIu64 ", \"capture_out_frames\": %"
+			PRIu64, d->cap_in.frames, d->cap_out.frames);
+	fprintf(f, "}\n");
+	return ferror(f) ? -1 : 0;
+}

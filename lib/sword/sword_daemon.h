@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sword_daemon.h — the running daemon: workers on lcores, their queues and
+ * rings, the main-lcore housekeeping loop, shutdown drain, reports.
+ *
+ * Why it exists: main.c (like DPDK's l3fwd) only brings up EAL, ports and
+ * lcores; how workers poll, hand frames to each other and transmit is here.
+ *
+ * Queue ownership (never two lcores on one queue):
+ *   Each port slot has nq = min(workers, port's max queues) RX/TX queue
+ *   pairs.  Worker w < nq owns queue w (polls RX, transmits on TX).  A
+ *   worker w >= nq polls no RX queue on that port; it transmits through an
+ *   MP/SC ring drained by the owner of queue (w % nq).
+ *   So with net_pcap (one queue): worker 0 polls and dispatches, other
+ *   workers only process the managed frames handed to them.
+ * Dispatch: frames of a managed server received by a worker that does not
+ *   own the server go through the owner's MP/SC hand-off ring
+ *   (software dispatcher); rte_flow rules per server steer them to the
+ *   owner's queue directly where the port supports it, so the software path
+ *   is then only a fallback.
+ * Capture: workers rte_pcapng_copy frames into per-worker SP/SC rings (no
+ *   syscall on a worker); the main lcore writes them to the pcapng files.
+ */
+#ifndef SWORD_DAEMON_H
+#define SWORD_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_ethdev.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "sword_config.h"
+#include "sword_worker.h"
+
+struct rte_pcapng;
+
+/* Largest frame a packet mbuf holds: RoCE MTU 4096 + all headers (Ethernet,
+ * VLAN, IPv6, UDP, BTH, extension headers, ICRC fit in 256). */
+#define SWORD_FRAME_MAX (4096 + 256)
+
+struct sword_port_slot {
+	uint16_t port_id;
+	uint16_t n_queues;          /* RX = TX queue pairs configured */
+	const char *role;           /* "client", "server", "hairpin" */
+	bool flow_steering;         /* rte_flow rules per server installed */
+	bool final_valid;           /* final_eth captured before stop */
+	struct rte_eth_stats final_eth;
+};
+
+struct sword_capture {
+	char path[512];
+	struct rte_pcapng *pcapng;
+	int fd;
+	uint64_t frames;
+	uint64_t write_errors;
+};
+
+struct sword_lane;
+
+struct sword_daemon {
+	struct sword_config cfg;
+	struct sword_shard_map shards;
+	unsigned int n_workers;
+	struct sword_worker *workers[SWORD_MAX_WORKERS];
+	struct sword_lane *lanes[SWORD_MAX_WORKERS];
+	unsigned int worker_lcore[SWORD_MAX_WORKERS];
+	struct rte_mempool *pool;                   /* packet pool (set before setup) */
+	unsigned int n_slots;                       /* 1 (one-port) or 2 */
+	struct sword_port_slot slots[SWORD_MAX_PORTS];
+
+	struct rte_mempool *capture_pool;
+	struct sword_capture cap_in, cap_out;
+
+	volatile int quit;                          /* set by signals / idle exit */
+	uint64_t start_tsc;
+	bool running;                               /* lcores launched */
+};
+
+/* The daemon instance (telemetry callbacks read it). */
+extern struct sword_daemon sword_daemon;
+
+/*
+ * Prepare workers, lanes and rings for a validated config whose ports
+ * (d->slots[], d->n_slots) are already configured and started.
+ * Returns 0 or -1 with err filled.
+ */
+int sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
+		       char *err, size_t errlen);
+
+/* Try rte_flow rules steering each managed server to its owner's queue
+ * (logged per port: rules installed, or software dispatch). */
+void sword_daemon_install_flows(struct sword_daemon *d);
+
+/* Open pcapng capture files (NULL path = no capture that way). After ports exist. */
+int sword_daemon_capture_open(struct sword_daemon *d, const char *in_path,
+			      const char *out_path, char *err, size_t errlen);
+
+/* lcore entry point: arg is d->lanes[i]. */
+int sword_worker_loop(void *arg);
+
+/* Main lcore loop until d->quit: capture writing, stats lines, idle exit. */
+void sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s,
+			    unsigned int stats_interval_s);
+
+/* After the worker lcores returned: process and transmit what is still in
+ * the rings, flush capture, close capture files. */
+void sword_daemon_drain(struct sword_daemon *d);
+
+/* Record rte_eth_stats of every port (call before stopping ports). */
+void sword_daemon_snapshot_ports(struct sword_daemon *d);
+
+/* Totals over all workers. */
+void sword_daemon_totals(const struct sword_daemon *d, struct sword_worker_stats *sum);
+
+/* Final report: readable text / one JSON object. */
+void sword_daemon_print(const struct sword_daemon *d, FILE *f);
+int sword_daemon_write_json(const struct sword_daemon *d, FILE *f);
+
+/* Free rings, pools, worker state. */
+void sword_daemon_free(struct sword_daemon *d);
+
+/* Register /sword/... telemetry commands. */
+int sword_telemetry_register(struct sword_daemon *d);
+
+#endif /* SWORD_DAEMON_H */

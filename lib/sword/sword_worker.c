@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sword_worker.c — classify a burst and decide where each frame goes.
+ *
+ * The decision, per frame:
+ *   not RoCEv2 (status > 0)         → forward unchanged (non_roce)
+ *   malformed RoCEv2 (status < 0)   → forward unchanged (malformed_<reason>);
+ *                                     never repaired, never re-signed
+ *   RoCEv2, server not managed      → forward unchanged (unmanaged)
+ *   RoCEv2, managed, other owner    → hand off to the owner worker
+ *   RoCEv2, managed, ours           → function chain (managed_rx), then
+ *                                     forward unless a function took it
+ * "Forward" means: out of the other side (two-port) or back out of the
+ * same port (one-port).
+ */
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "sword_log.h"
+#include "sword_worker.h"
+
+static const struct sword_fn_ops *feature_ops[SWORD_FEATURE_NUM];
+
+const char *
+sword_feature_name(enum sword_feature f)
+{
+	static const char *const names[SWORD_FEATURE_NUM] = {
+		[SWORD_FEATURE_ATOMIC_REPLACEMENT] = "atomic_replacement",
+		[SWORD_FEATURE_REMAPPING] = "remapping",
+		[SWORD_FEATURE_CLOVER] = "clover",
+	};
+
+	return (unsigned int)f < SWORD_FEATURE_NUM ? names[f] : "?";
+}
+
+void
+sword_feature_register(enum sword_feature f, const struct sword_fn_ops *ops)
+{
+	if ((unsigned int)f < SWORD_FEATURE_NUM)
+		feature_ops[f] = ops;
+}
+
+const struct sword_fn_ops *
+sword_feature_ops(enum sword_feature f)
+{
+	return (unsigned int)f < SWORD_FEATURE_NUM ? feature_ops[f] : NULL;
+}
+
+void
+sword_shard_map_build(struct sword_shard_map *sm, const struct sword_config *cfg)
+{
+	unsigned int i, k;
+
+	memset(sm, 0, sizeof(*sm));
+	sm->n_servers = cfg->n_servers;
+	for (i = 0; i < cfg->n_servers; i++) {
+		uint32_t ip = cfg->servers[i].ip;
+		uint32_t h = (rte_be_to_cpu_32(ip) * 2654435761u) >> 24;
+
+		sm->owner[i] = (uint16_t)sword_config_server_worker(cfg, i);
+		if (ip == 0)
+			continue;
+		for (k = 0; k < SWORD_SHARD_SLOTS; k++) {
+			uint32_t s = (h + k) & (SWORD_SHARD_SLOTS - 1);
+
+			if (sm->ip[s] == 0) {
+				sm->ip[s] = ip;
+				sm->server[s] = (int16_t)i;
+				break;
+			}
+		}
+	}
+}
+
+void
+sword_worker_init(struct sword_worker *w, const struct sword_config *cfg,
+		  const struct sword_shard_map *shards, unsigned int id)
+{
+	memset(w, 0, sizeof(*w));
+	w->id = (uint16_t)id;
+	w->n_workers = cfg->workers;
+	w->cfg = cfg;
+	w->shards = shards;
+	w->one_port = cfg->mode == SWORD_MODE_ONE_PORT;
+	w->port_of_side[SWORD_SIDE_CLIENT] = cfg->client_port;
+	w->port_of_side[SWORD_SIDE_SERVER] = w->one_port ? cfg->client_port
+							 : cfg->server_port;
+}
+
+int
+sword_worker_attach_fn(struct sword_worker *w, const struct sword_fn_ops *ops,
+		       int socket_id)
+{
+	unsigned int base = 0, i;
+	void *state = NULL;
+
+	if (w->n_fn >= SWORD_MAX_FNS)
+		return -1;
+	for (i = 0; i < w->n_fn; i++)
+		base += w->fn[i].ops->n_counters;
+	if (base + ops->n_counters > SWORD_FN_MAX_COUNTERS)
+		return -1;
+	if (ops->create != NULL) {
+		state = ops->create(w->cfg, w->id, socket_id);
+		if (state == NULL)
+			return -1;
+	}
+	w->fn[w->n_fn].ops = ops;
+	w->fn[w->n_fn].state = state;
+	w->fn[w->n_fn].counter_base = base;
+	w->n_fn++;
+	sword_stats_set_fn_names(base, ops->n_counters, ops->counter_names);
+	return 0;
+}
+
+void
+sword_worker_detach_all(struct sword_worker *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->n_fn; i++)
+		if (w->fn[i].ops->destroy != NULL && w->fn[i].state != NULL)
+			w->fn[i].ops->destroy(w->fn[i].state);
+	w->n_fn = 0;
+}
+
+static inline void
+forward(struct sword_worker *w, struct sword_tx_batch *out, enum sword_side side,
+	struct rte_mbuf *m)
+{
+	if (likely(sword_tx_batch_add(out, side, m) == 0))
+		return;
+	w->stats.tx_dropped++;
+	w->stats.port_tx_dropped[sword_worker_slot_of_side(w, side)]++;
+	rte_pktmbuf_free(m);
+}
+
+/* Run the function chain on a managed frame we own. */
+static inline void
+run_functions(struct sword_worker *w, struct rte_mbuf *m, struct roce_pkt *p,
+	      int server, bool to_server, enum sword_side out_side,
+	      struct sword_tx_batch *out, uint64_t now)
+{
+	struct sword_fn_ctx ctx = {
+		.m = m, .p = p, .frame = rte_pktmbuf_mtod(m, uint8_t *),
+		.server = server, .to_server = to_server, .out_side = out_side,
+		.out = out, .pool = w->pool, .now = now,
+	};
+	unsigned int i;
+
+	/*
+	 * HOOK: lib/serializer (features.atomic_replacement = on) is attached
+	 * here by the daemon as a sword_fn_ops; remapping and Clover steering
+	 * will follow the same way.  With no function attached the chain is
+	 * empty and managed traffic passes unchanged.
+	 */
+	for (i = 0; i < w->n_fn; i++) {
+		enum sword_fn_verdict v;
+
+		ctx.counters = &w->stats.fn[w->fn[i].counter_base];
+		v = w->fn[i].ops->process(w->fn[i].state, w, &ctx);
+
+		switch (v) {
+		case SWORD_FN_PASS:
+			continue;
+		case SWORD_FN_FORWARD:
+			w->stats.rewritten++;
+			forward(w, out, out_side, m);
+			return;
+		case SWORD_FN_CONSUMED:
+			w->stats.consumed++;
+			return;
+		case SWORD_FN_DROP:
+		default:
+			w->stats.filtered++;
+			rte_pktmbuf_free(m);
+			return;
+		}
+	}
+	w->stats.passthrough++;
+	forward(w, out, out_side, m);
+}
+
+static void
+publish_fn_counters(struct sword_worker *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->n_fn; i++)
+		if (w->fn[i].ops->publish != NULL)
+			w->fn[i].ops->publish(w->fn[i].state,
+					      &w->stats.fn[w->fn[i].counter_base]);
+}
+
+uint16_t
+sword_worker_process(struct sword_worker *w, uint16_t in_port,
+		     struct rte_mbuf **pkts, uint16_t n, struct sword_tx_batch *out)
+{
+	struct sword_worker_stats *st = &w->stats;
+	const struct sword_shard_map *sm = w->shards;
+	const unsigned int before = out->n[SWORD_SIDE_CLIENT] + out->n[SWORD_SIDE_SERVER];
+	uint64_t now = 0;
+	uint16_t i;
+	const bool per_mbuf_port = in_port == SWORD_PORT_FROM_MBUF;
+	uint16_t port = in_port;
+	enum sword_side out_side = sword_worker_side_of_port(w, in_port) == SWORD_SIDE_CLIENT
+		? SWORD_SIDE_SERVER : SWORD_SIDE_CLIENT;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct roce_pkt p;
+		int status, server;
+		bool to_server;
+
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		if (per_mbuf_port) {
+			port = m->port;
+			out_side = sword_worker_side_of_port(w, port) == SWORD_SIDE_CLIENT
+				? SWORD_SIDE_SERVER : SWORD_SIDE_CLIENT;
+		}
+
+		status = roce_parse_mbuf(m, &p);
+		if (status > 0) {
+			st->non_roce++;
+			if (status < ROCE_NOT_NUM)
+				st->non_roce_by[status]++;
+			st->passthrough++;
+			forward(w, out, out_side, m);
+			continue;
+		}
+		if (status < 0) {
+			st->malformed++;
+			if (-status < ROCE_ERR_NUM)
+				st->malformed_by[-status]++;
+			st->passthrough++;
+			forward(w, out, out_side, m);
+			continue;
+		}
+
+		/* Requests by destination, responses by source. */
+		to_server = true;
+		server = p.ip_version == 4 ? sword_shard_lookup(sm, p.dst_ip4) : -1;
+		if (server < 0 && p.ip_version == 4) {
+			server = sword_shard_lookup(sm, p.src_ip4);
+			to_server = false;
+		}
+		if (server >= 0 && sm->owner[server] != w->id &&
+		    sm->owner[server] < w->n_workers) {
+			uint16_t o = sm->owner[server];
+
+			m->port = port;        /* the owner routes by it */
+			if (likely(out->n_handoff[o] < SWORD_MAX_BURST)) {
+				out->handoff[o][out->n_handoff[o]++] = m;
+				st->dispatched++;
+			} else {
+				st->dispatch_dropped++;
+				rte_pktmbuf_free(m);
+			}
+			continue;
+		}
+
+		st->opcode[p.opcode]++;
+		if (server < 0) {
+			st->unmanaged++;
+			st->passthrough++;
+			forward(w, out, out_side, m);
+			continue;
+		}
+		st->managed_rx++;
+		if (w->n_fn == 0) {
+			st->passthrough++;
+			forward(w, out, out_side, m);
+			continue;
+		}
+		if (now == 0)
+			now = rte_rdtsc();
+		run_functions(w, m, &p, server, to_server, out_side, out, now);
+	}
+	if (now != 0)
+		publish_fn_counters(w);
+	/* functions may have added frames of their own: count what is queued */
+	return (uint16_t)(out->n[SWORD_SIDE_CLIENT] + out->n[SWORD_SIDE_SERVER] - before);
+}

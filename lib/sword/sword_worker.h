@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sword_worker.h — one worker's context and the per-burst processing entry
+ * point: classify every frame and decide where it goes.
+ *
+ * Why it exists: the whole forwarding decision lives in
+ * sword_worker_process(), which needs no ports and no lcores, so unit tests
+ * and benchmarks drive exactly the code the daemon runs.  Ports, queues and
+ * rings are sword_daemon's business.
+ *
+ * Sharding (SPEC "Sharding"): the unit of state is the memory server.  A
+ * well-formed RoCE frame whose destination IP (request) or source IP
+ * (response) is a managed server belongs to that server's owner worker; if
+ * another worker receives it, the frame goes to the owner through
+ * out->handoff[owner].  Everything else (non-RoCE, malformed, unmanaged) is
+ * stateless and handled by whichever worker received it.
+ *
+ * Function chain: managed frames on their owner run through the attached
+ * functions (sword_fn_ops) in order.  lib/serializer plugs in here when
+ * features.atomic_replacement = on; with no function attached, managed
+ * frames pass through unchanged (counted as managed_rx and passthrough).
+ */
+#ifndef SWORD_WORKER_H
+#define SWORD_WORKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "roce.h"
+#include "sword_config.h"
+#include "sword_stats.h"
+
+/* Port slot a frame goes out of.  In one-port mode both are the same port. */
+enum sword_side {
+	SWORD_SIDE_CLIENT = 0,
+	SWORD_SIDE_SERVER = 1,
+	SWORD_SIDE_NUM = 2,
+};
+
+/* Room per side: a function may emit more frames than it received (ACK
+ * expansion), so twice a burst. */
+#define SWORD_TX_BATCH_MAX (2 * SWORD_MAX_BURST)
+
+struct sword_tx_batch {
+	uint16_t n[SWORD_SIDE_NUM];
+	uint16_t n_handoff[SWORD_MAX_WORKERS];
+	struct rte_mbuf *pkts[SWORD_SIDE_NUM][SWORD_TX_BATCH_MAX];
+	struct rte_mbuf *handoff[SWORD_MAX_WORKERS][SWORD_MAX_BURST];
+};
+
+static inline void
+sword_tx_batch_reset(struct sword_tx_batch *b)
+{
+	memset(b->n, 0, sizeof(b->n));
+	memset(b->n_handoff, 0, sizeof(b->n_handoff));
+}
+
+/* Queue m for transmission on a side.  -1 (m untouched) if the batch is full. */
+static inline int
+sword_tx_batch_add(struct sword_tx_batch *b, enum sword_side side, struct rte_mbuf *m)
+{
+	if (b->n[side] >= SWORD_TX_BATCH_MAX)
+		return -1;
+	b->pkts[side][b->n[side]++] = m;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Functions (the hook for lib/serializer and later F3/F4) */
+
+struct sword_worker;
+
+enum sword_fn_verdict {
+	SWORD_FN_PASS = 0,      /* not changed: try the next function, then forward */
+	SWORD_FN_FORWARD,       /* changed in place: forward it now (counted rewritten) */
+	SWORD_FN_CONSUMED,      /* the function owns m now (kept, freed, or queued
+				 * itself with sword_tx_batch_add) */
+	SWORD_FN_DROP,          /* free it (counted filtered) */
+};
+
+/* What the function is told about the frame. */
+struct sword_fn_ctx {
+	struct rte_mbuf *m;
+	struct roce_pkt *p;            /* parsed, ROCE_OK; keep it in sync if you rewrite */
+	uint8_t *frame;                /* rte_pktmbuf_mtod(m) */
+	int server;                    /* index into cfg->servers */
+	bool to_server;                /* request (client → server) or response */
+	enum sword_side out_side;      /* where FORWARD sends it */
+	struct sword_tx_batch *out;    /* extra frames: sword_tx_batch_add (they
+					* leave before m if added before FORWARD) */
+	struct rte_mempool *pool;      /* for frames a function creates (may be NULL) */
+	uint64_t now;                  /* rte_rdtsc() at the start of the burst */
+	uint64_t *counters;            /* this function's n_counters counters */
+};
+
+struct sword_fn_ops {
+	const char *name;              /* e.g. "atomic_replacement" */
+	/* Per-worker state, created before the worker runs (NULL = error). */
+	void *(*create)(const struct sword_config *cfg, unsigned int worker_id,
+			int socket_id);
+	void (*destroy)(void *state);
+	enum sword_fn_verdict (*process)(void *state, struct sword_worker *w,
+					 struct sword_fn_ctx *ctx);
+	/* Optional: copy counters the function keeps itself into counters[]
+	 * (its n_counters slots).  Called at the end of every burst in which
+	 * the function ran, so readers see them without a per-frame cost. */
+	void (*publish)(void *state, uint64_t *counters);
+	/* Counters the function increments as ctx->counters[i]; reported as
+	 * fn_<counter_names[i]> in /sword/stats and --stats-json. */
+	unsigned int n_counters;
+	const char *const *counter_names;
+};
+
+#define SWORD_MAX_FNS 4
+
+/*
+ * Features a config can turn on ([features] keys), in chain order: a
+ * managed frame visits the attached functions in this order.
+ */
+enum sword_feature {
+	SWORD_FEATURE_ATOMIC_REPLACEMENT = 0,   /* F2, lib/serializer */
+	SWORD_FEATURE_REMAPPING,                /* F3 */
+	SWORD_FEATURE_CLOVER,                   /* F4 */
+	SWORD_FEATURE_NUM,
+};
+
+const char *sword_feature_name(enum sword_feature f);
+
+/*
+ * Make a feature's implementation known (call before sword_daemon_setup,
+ * e.g. from main.c).  When the config turns the feature on, the daemon
+ * attaches ops to every worker; if nothing was registered for an enabled
+ * feature, the daemon logs a warning and managed frames pass unchanged.
+ */
+void sword_feature_register(enum sword_feature f, const struct sword_fn_ops *ops);
+const struct sword_fn_ops *sword_feature_ops(enum sword_feature f);
+
+/* ---------------------------------------------------------------------- */
+/* Shard map: managed server IPs → server index (read-only, shared) */
+
+#define SWORD_SHARD_SLOTS 256      /* power of two, >= 4 * SWORD_MAX_SERVERS */
+
+struct sword_shard_map {
+	uint32_t ip[SWORD_SHARD_SLOTS];        /* network order; 0 = empty */
+	int16_t server[SWORD_SHARD_SLOTS];
+	uint16_t owner[SWORD_MAX_SERVERS];     /* worker id per server */
+	unsigned int n_servers;
+};
+
+void sword_shard_map_build(struct sword_shard_map *sm, const struct sword_config *cfg);
+
+static inline int
+sword_shard_lookup(const struct sword_shard_map *sm, uint32_t ip)
+{
+	uint32_t h = (rte_be_to_cpu_32(ip) * 2654435761u) >> 24;
+	unsigned int i;
+
+	if (sm->n_servers == 0 || ip == 0)
+		return -1;
+	for (i = 0; i < SWORD_SHARD_SLOTS; i++) {
+		uint32_t s = (h + i) & (SWORD_SHARD_SLOTS - 1);
+
+		if (sm->ip[s] == ip)
+			return sm->server[s];
+		if (sm->ip[s] == 0)
+			return -1;
+	}
+	return -1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Worker */
+
+struct sword_worker {
+	struct sword_worker_stats stats;       /* first: own cache lines */
+	uint16_t id;
+	uint16_t n_workers;
+	bool one_port;
+	uint16_t port_of_side[SWORD_SIDE_NUM]; /* DPDK port ids */
+	const struct sword_config *cfg;
+	const struct sword_shard_map *shards;
+	struct rte_mempool *pool;              /* packet pool, for functions */
+	unsigned int n_fn;
+	struct {
+		const struct sword_fn_ops *ops;
+		void *state;
+		unsigned int counter_base;
+	} fn[SWORD_MAX_FNS];
+	void *daemon_priv;                     /* sword_daemon's per-worker lanes */
+} __rte_cache_aligned;
+
+/* Set up w (zeroed stats, no functions).  cfg and shards must outlive w. */
+void sword_worker_init(struct sword_worker *w, const struct sword_config *cfg,
+		       const struct sword_shard_map *shards, unsigned int id);
+
+/*
+ * Append a function to w's chain and create its per-worker state.
+ * Returns 0, or -1 (chain full, counters exhausted, create failed).
+ */
+int sword_worker_attach_fn(struct sword_worker *w, const struct sword_fn_ops *ops,
+			   int socket_id);
+void sword_worker_detach_all(struct sword_worker *w);
+
+/* Port slot (side) of a DPDK port id for this worker's configuration. */
+static inline enum sword_side
+sword_worker_side_of_port(const struct sword_worker *w, uint16_t port)
+{
+	return (!w->one_port && port == w->port_of_side[SWORD_SIDE_SERVER])
+		? SWORD_SIDE_SERVER : SWORD_SIDE_CLIENT;
+}
+
+/* Port slot (index into per-port counters) a side transmits on. */
+static inline unsigned int
+sword_worker_slot_of_side(const struct sword_worker *w, enum sword_side side)
+{
+	return w->one_port ? 0 : (unsigned int)side;
+}
+
+#define SWORD_PORT_FROM_MBUF UINT16_MAX
+
+/*
+ * Process a burst of n frames received on in_port (SWORD_PORT_FROM_MBUF: use
+ * each mbuf's ->port).  Every mbuf ends up in exactly one place: appended
+ * to out->pkts[side] (transmit), out->handoff[worker] (belongs to another
+ * worker's server), freed (dropped, counted), or kept by a function.
+ * out is NOT reset first (callers may accumulate).  Does not count rx
+ * (the receive loop does).  Returns the number of frames queued for TX.
+ */
+uint16_t sword_worker_process(struct sword_worker *w, uint16_t in_port,
+			      struct rte_mbuf **pkts, uint16_t n,
+			      struct sword_tx_batch *out);
+
+#endif /* SWORD_WORKER_H */

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# bench-passthrough.sh — swordd pass-through throughput vs dpdk-testpmd
+# io-forwarding on the same in-memory ports, in the same run (SPEC §4: whole
+# daemon within 80% of testpmd, and scaling with cores).
+#
+#   scripts/bench-passthrough.sh [--build DIR] [--runs N] [--seconds S]
+#                                [--warmup S] [--workers "1 2"]
+#                                [--ports "null pcap1 pcap2"] [--capture FILE]
+#                                [--modes "io"] [--no-huge] [--reserve-hugepages]
+#
+# Port setups (swordd: no config = built-in defaults, nothing managed):
+#   null   one net_null port, hairpin (testpmd --port-topology=loop); frames
+#          are 64 bytes of nothing: the non-RoCE path
+#   pcap1  one net_pcap port replaying --capture (default: the Clover
+#          capture, all RoCEv2) with infinite_rx=1, hairpin; tx dropped by the PMD
+#   pcap2  two such ports, two-port mode (testpmd paired topology)
+# --modes: testpmd forwarding modes to compare with (default io, the SPEC's
+# baseline; io never touches packet data, while swordd parses every header:
+# add macswap for a baseline that also reads and writes each frame).
+# Workers W: swordd --workers W; testpmd --nb-cores W with W queues per port
+# where the PMD has them (net_pcap infinite_rx: 1 queue per port).  Both get
+# the same lcores (main + W), descriptors (1024), burst (32).
+#
+# Rate: sum of opackets over all ports from /ethdev/stats (DPDK telemetry,
+# the same query for both programs) at the end of the warmup and S seconds
+# later: start-up is excluded.  Over the same interval the program's CPU time
+# (user+system, all threads, /proc/PID/stat) gives Mpps per CPU-second: on a
+# machine shared with other work the wall-clock rate mostly measures how much
+# CPU the program got, the per-CPU-second rate how well it used it.  Each run
+# measures swordd and testpmd back to back (alternating which goes first);
+# the report gives per-run rates, medians and the ratios swordd/testpmd.
+# Needs root.  It is a benchmark, not a test: no pass/fail.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build="$top/build"
+runs=5
+seconds=5
+warmup=2
+workers="1 2"
+ports="null pcap1 pcap2"
+capture="$top/../shared/captures/clover-1thread-100pkt.pcap"
+huge=auto
+reserve=0
+modes=io
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--build) build=$2; shift ;;
+	--runs) runs=$2; shift ;;
+	--seconds) seconds=$2; shift ;;
+	--warmup) warmup=$2; shift ;;
+	--workers) workers=$2; shift ;;
+	--ports) ports=$2; shift ;;
+	--capture) capture=$2; shift ;;
+	--modes) modes=$2; shift ;;
+	--no-huge) huge=no ;;
+	--reserve-hugepages) reserve=1 ;;
+	-h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+	*) echo "bench-passthrough.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+[ "$(id -u)" -eq 0 ] || { echo "bench-passthrough.sh: run as root" >&2; exit 1; }
+swordd="$build/app/swordd/swordd"
+[ -x "$swordd" ] || { echo "bench-passthrough.sh: no $swordd (build first)" >&2; exit 1; }
+command -v dpdk-testpmd >/dev/null || { echo "bench-passthrough.sh: dpdk-testpmd not found (apt-get install dpdk)" >&2; exit 1; }
+
+if [ "$reserve" -eq 1 ]; then
+	cur=$(cat /proc/sys/vm/nr_hugepages)
+	[ "$cur" -ge 512 ] || echo 512 >/proc/sys/vm/nr_hugepages
+	mkdir -p /dev/hugepages
+	grep -q '/dev/hugepages hugetlbfs' /proc/mounts || mount -t hugetlbfs none /dev/hugepages
+fi
+if [ "$huge" = auto ]; then
+	free=$(awk '/^HugePages_Free/ {print $2}' /proc/meminfo)
+	if [ "${free:-0}" -ge 256 ] && grep -q hugetlbfs /proc/mounts; then huge=yes; else huge=no; fi
+fi
+
+exec /usr/bin/python3 - "$swordd" "$runs" "$seconds" "$warmup" "$workers" "$ports" \
+	"$(readlink -f "$capture")" "$huge" "$modes" <<'EOF'
+import json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+
+swordd, runs, seconds, warmup, workers, setups, capture, huge, modes = sys.argv[1:10]
+apps = ["swordd"] + ["testpmd-" + m for m in modes.split()]
+runs, seconds, warmup = int(runs), float(seconds), float(warmup)
+workers = [int(w) for w in workers.split()]
+setups = setups.split()
+tag = "bench%d" % os.getpid()
+work = tempfile.mkdtemp(prefix="sword-bench-")
+ncpu = os.cpu_count()
+procs = []
+
+def cleanup():
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    shutil.rmtree(work, ignore_errors=True)
+    for d in os.listdir("/var/run/dpdk") if os.path.isdir("/var/run/dpdk") else []:
+        if d.startswith(tag):
+            shutil.rmtree("/var/run/dpdk/" + d, ignore_errors=True)
+
+def on_signal(*_):
+    raise SystemExit(130)
+signal.signal(signal.SIGINT, on_signal)
+signal.signal(signal.SIGTERM, on_signal)
+
+def eal(prefix, w, vdevs):
+    mem = ["--in-memory"] if huge == "yes" else ["--no-huge", "-m", "1024", "--no-shconf"]
+    # main lcore + w forwarding lcores; with fewer CPUs than lcores the
+    # main lcore (which sleeps) shares a CPU
+    if w + 1 <= ncpu:
+        cores = ["-l", "0-%d" % w]
+    else:
+        cores = ["--lcores", "0@(0-%d),%s" % (ncpu - 1, ",".join(
+            "%d@%d" % (i + 1, i % ncpu) for i in range(w)))]
+    a = ["--no-pci", "--file-prefix", prefix, "--log-level", "pmd.net.pcap:warning"] + mem + cores
+    for v in vdevs:
+        a += ["--vdev", v]
+    return a
+
+def vdevs_of(setup):
+    if setup == "null":
+        return ["net_null0"], 1, "one-port"
+    if setup == "pcap1":
+        return ["net_pcap0,rx_pcap=%s,infinite_rx=1" % capture], 1, "one-port"
+    if setup == "pcap2":
+        return ["net_pcap%d,rx_pcap=%s,infinite_rx=1" % (i, capture) for i in (0, 1)], 2, "two-port"
+    raise SystemExit("unknown port setup " + setup)
+
+def queues_of(setup, w):
+    return w if setup == "null" else 1
+
+def telemetry(prefix, cmd):
+    path = "/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(5)
+    s.connect(path)
+    s.recv(4096)
+    s.send(cmd.encode())
+    r = json.loads(s.recv(1 << 16).decode())
+    s.close()
+    return r[cmd.split(",")[0]]
+
+def opackets(prefix, nports):
+    return sum(telemetry(prefix, "/ethdev/stats,%d" % p)["opackets"] for p in range(nports))
+
+def cpu_seconds(pid):
+    """user+system CPU time of the whole process (all lcore threads)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+def measure(app, setup, w, run):
+    vdevs, nports, mode = vdevs_of(setup)
+    prefix = "%s%s%d" % (tag, app[0] + app[-2:], run)
+    q = queues_of(setup, w)
+    if app == "swordd":
+        cmd = [swordd] + eal(prefix, w, vdevs) + ["--", "--mode", mode, "--workers", str(w)]
+    else:
+        cmd = (["dpdk-testpmd"] + eal(prefix, w, vdevs) +
+               ["--", "--forward-mode=" + app.split("-", 1)[1], "--no-flush-rx", "--nb-cores=%d" % w,
+                "--rxq=%d" % q, "--txq=%d" % q, "--rxd=1024", "--txd=1024", "--burst=32",
+                "--total-num-mbufs=16384", "--stats-period=3600", "--auto-start"] +
+               (["--port-topology=loop"] if nports == 1 else []))
+    log = open(os.path.join(work, "%s-%s-%d-%d.log" % (app, setup, w, run)), "w")
+    p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    procs.append(p)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if p.poll() is not None:
+                raise RuntimeError("%s exited %d: see %s" % (app, p.returncode, log.name))
+            try:
+                if opackets(prefix, nports) > 0:
+                    break
+            except (OSError, KeyError, TypeError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("%s: no traffic after 60 s" % app)
+            time.sleep(0.2)
+        time.sleep(warmup)
+        t0, u0, c0 = time.monotonic(), cpu_seconds(p.pid), opackets(prefix, nports)
+        time.sleep(seconds)
+        t1, u1, c1 = time.monotonic(), cpu_seconds(p.pid), opackets(prefix, nports)
+        return (c1 - c0) / (t1 - t0) / 1e6, (c1 - c0) / max(u1 - u0, 1e-3) / 1e6
+    finally:
+        p.send_signal(signal.SIGINT)
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+
+try:
+    print("swordd: %s\ncapture: %s\nmemory: %s, %d CPUs, %d runs x %.0f s (warmup %.0f s)"
+          % (swordd, capture, "hugepages" if huge == "yes" else "--no-huge", ncpu, runs, seconds, warmup),
+          flush=True)
+    res = {}
+    for setup in setups:
+        for w in workers:
+            for r in range(runs):
+                for app in (apps if r % 2 == 0 else apps[::-1]):
+                    try:
+                        mpps, per_cpu = measure(app, setup, w, r)
+                    except RuntimeError as e:
+                        print("  %-6s W=%d run %d %-16s FAILED: %s" % (setup, w, r + 1, app, e), flush=True)
+                        continue
+                    res.setdefault((setup, w, app), []).append((mpps, per_cpu))
+                    print("  %-6s W=%d run %d %-16s %8.3f Mpps  %8.3f Mpps/CPU-s"
+                          % (setup, w, r + 1, app, mpps, per_cpu), flush=True)
+    load = open("/proc/loadavg").read().split()[:3]
+    print("\nload average at the end: %s (other work on the machine makes wall-clock rates noisy;"
+          "\nMpps per CPU-second = packets / CPU time the program got, all its threads)" % " ".join(load))
+    nan = float("nan")
+    for base in apps[1:]:
+        print("\n%-9s | %-31s | %-31s" % ("", "Mpps (wall clock)", "Mpps per CPU-second"))
+        print("%-6s %2s | %9s %14s %6s | %9s %14s %6s" % ("ports", "W", "swordd", base, "ratio",
+                                                           "swordd", base, "ratio"))
+        for setup in setups:
+            for w in workers:
+                s, t = res.get((setup, w, "swordd"), []), res.get((setup, w, base), [])
+                row = []
+                for i in (0, 1):
+                    ms = statistics.median(x[i] for x in s) if s else nan
+                    mt = statistics.median(x[i] for x in t) if t else nan
+                    row += [ms, mt, ms / mt if s and t and mt else nan]
+                print("%-6s %2d | %9.3f %14.3f %6.2f | %9.3f %14.3f %6.2f" % ((setup, w) + tuple(row)))
+    print("(medians over %d runs; ratio = swordd / testpmd in that mode)" % runs)
+finally:
+    cleanup()
+EOF
