@@ -25,6 +25,7 @@
 #include <rte_mbuf.h>
 
 #include "clover_fn.h"
+#include "ser_fn.h"
 #include "roce.h"
 #include "sword_config.h"
 #include "sword_daemon.h"
@@ -440,6 +441,7 @@ main(int argc, char **argv)
 	 *   sword_feature_register(SWORD_FEATURE_ATOMIC_REPLACEMENT, &<serializer ops>);
 	 * setup attaches them to every worker when the config enables them.
 	 */
+	sword_feature_register(SWORD_FEATURE_ATOMIC_REPLACEMENT, &ser_fn_ops);
 	sword_feature_register(SWORD_FEATURE_CLOVER, &clover_fn_ops);
 	if (sword_daemon_setup(d, &cfg, err, sizeof(err)) < 0 ||
 	    sword_daemon_capture_open(d, o.pcap_in, o.pcap_out, err, sizeof(err)) < 0) {

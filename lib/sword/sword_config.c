@@ -62,6 +62,12 @@ sword_config_defaults(struct sword_config *c)
 	c->qps = 1024;
 	c->stub_ring = 256;
 	c->stats_interval = 0;
+	c->atomic.pmtu = 1024;
+	c->atomic.max_refusals = 64;
+	c->atomic.gate_ms = 0;
+	c->atomic.pending_expire_ms = 2000;
+	c->atomic.learn_holdoff_ms = 1000;
+	c->atomic.force_ackreq = true;
 	c->clover_keys = 65536;
 	c->clover_read_factor = 3;
 	c->clover_qps = 4096;
@@ -180,7 +186,7 @@ check_name(const char *src, const char *sec, const char *name, char *err, size_t
 /* Sections */
 
 enum sec_kind { SEC_PORTS, SEC_CORES, SEC_SERVER, SEC_LOCK, SEC_FEATURES,
-		SEC_TABLES, SEC_STATS, SEC_CLOVER, SEC_CLOVER_LAYOUT };
+		SEC_TABLES, SEC_STATS, SEC_CLOVER, SEC_CLOVER_LAYOUT, SEC_ATOMIC };
 
 /* Find or create [server.NAME] / [lock.NAME]; returns index or -1. */
 static int
@@ -267,6 +273,7 @@ section_kind(const char *sec, const char **rest)
 		{ "ports", SEC_PORTS }, { "cores", SEC_CORES },
 		{ "features", SEC_FEATURES }, { "tables", SEC_TABLES },
 		{ "stats", SEC_STATS }, { "clover", SEC_CLOVER },
+		{ "atomic", SEC_ATOMIC },
 	};
 	unsigned int i;
 
@@ -478,6 +485,41 @@ config_apply(struct sword_config *c, const char *src, const char *sec,
 		}
 		return unknown_key(&w, err, errlen);
 
+	case SEC_ATOMIC:
+		if (strcmp(key, "pmtu") == 0) {
+			if (parse_pow2(&w, val, 256, 4096, &x, err, errlen) < 0)
+				return -1;
+			c->atomic.pmtu = (uint32_t)x;
+			return 0;
+		}
+		if (strcmp(key, "max_refusals") == 0) {
+			if (parse_u64(&w, val, 0, 1u << 20, &x, err, errlen) < 0)
+				return -1;
+			c->atomic.max_refusals = (uint32_t)x;
+			return 0;
+		}
+		if (strcmp(key, "gate_ms") == 0) {
+			if (parse_u64(&w, val, 0, 60000, &x, err, errlen) < 0)
+				return -1;
+			c->atomic.gate_ms = (uint32_t)x;
+			return 0;
+		}
+		if (strcmp(key, "pending_expire_ms") == 0) {
+			if (parse_u64(&w, val, 0, 600000, &x, err, errlen) < 0)
+				return -1;
+			c->atomic.pending_expire_ms = (uint32_t)x;
+			return 0;
+		}
+		if (strcmp(key, "learn_holdoff_ms") == 0) {
+			if (parse_u64(&w, val, 0, 600000, &x, err, errlen) < 0)
+				return -1;
+			c->atomic.learn_holdoff_ms = (uint32_t)x;
+			return 0;
+		}
+		if (strcmp(key, "force_ackreq") == 0)
+			return parse_bool(&w, val, &c->atomic.force_ackreq, err, errlen);
+		return unknown_key(&w, err, errlen);
+
 	case SEC_CLOVER:
 		if (strcmp(key, "keys") == 0) {
 			if (parse_u64(&w, val, 1, 1u << 26, &x, err, errlen) < 0)
@@ -570,8 +612,8 @@ config_apply(struct sword_config *c, const char *src, const char *sec,
 
 	default:
 		return fail(err, errlen, "%s: [%s]: unknown section (expected ports, "
-			    "cores, server.NAME, lock.NAME, features, tables, stats, "
-			    "clover, clover.NAME)", src, sec);
+			    "cores, server.NAME, lock.NAME, features, tables, atomic, "
+			    "stats, clover, clover.NAME)", src, sec);
 	}
 }
 
@@ -855,6 +897,19 @@ sword_config_validate(struct sword_config *c, char *err, size_t errlen)
 	if (c->atomic_replacement && c->n_locks == 0)
 		return fail(err, errlen, "%s: [features] atomic_replacement: on, but no "
 			    "[lock.NAME] region is configured", src);
+	{
+		/* The shadow is a fixed array with one slot per lock word. */
+		uint64_t words = 0;
+
+		for (i = 0; i < c->n_locks; i++) {
+			words += c->locks[i].length / c->locks[i].word_size;
+			if (words > c->lock_words)
+				return fail(err, errlen, "%s: [lock.%s] length: the lock "
+					    "regions hold %" PRIu64 "+ words, more than "
+					    "[tables] lock_words = %u", src,
+					    c->locks[i].name, words, c->lock_words);
+		}
+	}
 
 	for (i = 0; i < c->n_clover; i++) {
 		struct sword_clover_conf *l = &c->clover_layouts[i];
@@ -957,6 +1012,10 @@ sword_config_print(const struct sword_config *c, FILE *f)
 	fprintf(f, "  tables lock_words %u, qps %u, stub_ring %u\n",
 		c->lock_words, c->qps, c->stub_ring);
 	fprintf(f, "  stats interval %u s\n", c->stats_interval);
+	fprintf(f, "  atomic pmtu %u, max_refusals %u, gate_ms %u, pending_expire_ms %u, "
+		"learn_holdoff_ms %u, force_ackreq %s\n", c->atomic.pmtu,
+		c->atomic.max_refusals, c->atomic.gate_ms, c->atomic.pending_expire_ms,
+		c->atomic.learn_holdoff_ms, c->atomic.force_ackreq ? "on" : "off");
 	fprintf(f, "  clover keys %u, read_factor %u, qps %u, cas %u, write_steering %s, "
 		"read_steering %s\n", c->clover_keys, c->clover_read_factor, c->clover_qps,
 		c->clover_cas, c->clover_write_steering ? "on" : "off",

@@ -114,6 +114,16 @@ struct sword_config {
 	/* [stats] */
 	uint32_t stats_interval;   /* seconds, 0 = off */
 
+	/* [atomic] (atomic replacement timing; see lib/serializer/serializer.h) */
+	struct {
+		uint32_t pmtu;              /* path MTU, for READ PSN spans */
+		uint32_t max_refusals;      /* I4 gate: refusals before real atomics */
+		uint32_t gate_ms;           /* I4 gate: time bound, 0 = none */
+		uint32_t pending_expire_ms; /* un-ACKed modelled write abandoned */
+		uint32_t learn_holdoff_ms;  /* no learning this long after start */
+		bool force_ackreq;          /* set AckReq on writes to lock words */
+	} atomic;
+
 	/* [clover] (tables per worker, sized at start) */
 	uint32_t clover_keys;          /* expected key space (tail cache: 2x slots) */
 	uint32_t clover_read_factor;   /* read steering table = factor * keys */

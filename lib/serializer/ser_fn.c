@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ser_fn.c — lib/serializer as a swordd function (sword_fn_ops).
+ *
+ * Why it exists: the serializer works on byte buffers and knows nothing of
+ * mbufs, workers or config files; this file is the thin glue.  Each worker
+ * gets its own struct ser holding only the lock regions of the memory
+ * servers that worker owns (SPEC "Sharding"), so no state is shared.
+ * Frames the serializer synthesizes (ATOMIC ACKs expanded from a coalesced
+ * ACK) are copied into mbufs from the worker's pool and queued to the
+ * client before the response that carried them.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "ser_fn.h"
+#include "serializer.h"
+#include "sword_log.h"
+
+#define SER_FN_EMIT_MAX 32
+
+struct ser_fn {
+	struct ser *ser;
+	uint64_t emit_lost;                 /* no mbuf for a synthesized frame */
+	struct ser_emit emit[SER_FN_EMIT_MAX];
+};
+
+/* Order and names of the counters published as fn_<name>. */
+#define SER_FN_COUNTERS(X)                                                    \
+	X(req_seen) X(granted) X(failed_local) X(faa_local) X(gated_failed)   \
+	X(gated_real) X(gated_drop) X(passed_real_atomic)                     \
+	X(misaligned_passed) X(release_seen) X(write_unmodelled)              \
+	X(ackreq_set) X(dup_replayed) X(bad_icrc_passed) X(stub_ring_full)    \
+	X(psn_out_of_window) X(table_full) X(conn_reset) X(read_span_fixed)   \
+	X(dropped)                                                            \
+	X(resp_seen) X(unknown_qp) X(paired) X(ack_to_atomic_ack)             \
+	X(acks_synthesized) X(emit_full) X(resp_bad_icrc) X(resp_mismatch)    \
+	X(naks) X(nak_on_rewritten) X(learned) X(relearn) X(pending_expired)
+
+#define NAME(f) "atomic_" #f,
+static const char *const ser_fn_counter_names[] = {
+	SER_FN_COUNTERS(NAME) "atomic_emit_lost",
+};
+#undef NAME
+#define N_COUNTERS RTE_DIM(ser_fn_counter_names)
+
+static uint64_t
+ms_to_tsc(uint32_t ms)
+{
+	return (uint64_t)ms * rte_get_tsc_hz() / 1000;
+}
+
+int
+ser_fn_params(struct ser_params *prm, struct ser_region *regions,
+	      unsigned int max_regions, const struct sword_config *cfg,
+	      int worker_id)
+{
+	unsigned int i;
+
+	memset(prm, 0, sizeof(*prm));
+	prm->regions = regions;
+	for (i = 0; i < cfg->n_locks; i++) {
+		const struct sword_lock_conf *l = &cfg->locks[i];
+		struct ser_region *r;
+
+		if (worker_id >= 0 &&
+		    (int)sword_config_server_worker(cfg, l->server_idx) != worker_id)
+			continue;
+		if (prm->n_regions >= max_regions)
+			return -ENOSPC;
+		r = &regions[prm->n_regions++];
+		r->server_ip4 = cfg->servers[l->server_idx].ip;
+		r->any_rkey = l->rkey_any;
+		r->rkey = l->rkey;
+		r->base = l->base;
+		r->len = l->length;
+	}
+	prm->max_words = cfg->lock_words;
+	prm->max_conns = cfg->qps;
+	prm->ring_size = cfg->stub_ring;
+	prm->pmtu = cfg->atomic.pmtu;
+	prm->max_refusals = cfg->atomic.max_refusals;
+	prm->gate_tsc = ms_to_tsc(cfg->atomic.gate_ms);
+	prm->pending_expire_tsc = ms_to_tsc(cfg->atomic.pending_expire_ms);
+	prm->learn_holdoff_tsc = ms_to_tsc(cfg->atomic.learn_holdoff_ms);
+	prm->no_force_ackreq = !cfg->atomic.force_ackreq;
+	return 0;
+}
+
+static void *
+fn_create(const struct sword_config *cfg, unsigned int worker_id, int socket_id)
+{
+	struct ser_region regions[SWORD_MAX_LOCKS];
+	struct ser_params prm;
+	struct ser_fn *f;
+
+	if (ser_fn_params(&prm, regions, RTE_DIM(regions), cfg, (int)worker_id) < 0)
+		return NULL;
+	f = rte_zmalloc_socket("ser_fn", sizeof(*f), RTE_CACHE_LINE_SIZE, socket_id);
+	if (f == NULL)
+		return NULL;
+	if (prm.n_regions == 0)
+		return f;               /* this worker owns no lock region */
+	f->ser = ser_create(&prm);
+	if (f->ser == NULL) {
+		SWORD_LOG(ERR, "atomic replacement: cannot create worker %u state: %s",
+			  worker_id, strerror(errno));
+		rte_free(f);
+		return NULL;
+	}
+	return f;
+}
+
+static void
+fn_destroy(void *state)
+{
+	struct ser_fn *f = state;
+
+	ser_destroy(f->ser);
+	rte_free(f);
+}
+
+static inline void
+set_len(struct rte_mbuf *m, uint32_t len)
+{
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+}
+
+static void
+emit_frames(struct ser_fn *f, struct sword_fn_ctx *ctx, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = ctx->pool ? rte_pktmbuf_alloc(ctx->pool) : NULL;
+		uint8_t *d;
+
+		if (m == NULL || (d = (uint8_t *)rte_pktmbuf_append(m,
+				(uint16_t)f->emit[i].len)) == NULL) {
+			rte_pktmbuf_free(m);
+			f->emit_lost++;
+			continue;
+		}
+		memcpy(d, f->emit[i].buf, f->emit[i].len);
+		m->port = ctx->m->port;
+		if (sword_tx_batch_add(ctx->out, ctx->out_side, m) < 0) {
+			rte_pktmbuf_free(m);
+			f->emit_lost++;
+		}
+	}
+}
+
+static enum sword_fn_verdict
+fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
+{
+	struct ser_fn *f = state;
+	struct rte_mbuf *m = ctx->m;
+	uint32_t len = rte_pktmbuf_data_len(m);
+	uint32_t cap = m->buf_len - m->data_off;
+	enum ser_verdict v;
+	uint32_t n_emit = 0;
+
+	(void)w;
+	if (f->ser == NULL)
+		return SWORD_FN_PASS;
+	if (ctx->to_server) {
+		v = ser_on_request(f->ser, ctx->frame, &len, cap, ctx->p, ctx->now);
+	} else {
+		v = ser_on_response(f->ser, ctx->frame, &len, cap, ctx->p, ctx->now,
+				    f->emit, SER_FN_EMIT_MAX, &n_emit);
+		if (n_emit)
+			emit_frames(f, ctx, n_emit);
+	}
+	switch (v) {
+	case SER_FORWARD_REWRITTEN:
+		set_len(m, len);
+		return SWORD_FN_FORWARD;
+	case SER_DROP:
+		return SWORD_FN_DROP;
+	case SER_FORWARD:
+	default:
+		return SWORD_FN_PASS;
+	}
+}
+
+static void
+fn_publish(void *state, uint64_t *counters)
+{
+	struct ser_fn *f = state;
+	unsigned int i = 0;
+
+	if (f->ser != NULL) {
+		const struct ser_counters *c = ser_counters(f->ser);
+
+#define COPY(x) counters[i++] = c->x;
+		SER_FN_COUNTERS(COPY)
+#undef COPY
+	}
+	counters[N_COUNTERS - 1] = f->emit_lost;
+}
+
+const struct sword_fn_ops ser_fn_ops = {
+	.name = "atomic_replacement",
+	.create = fn_create,
+	.destroy = fn_destroy,
+	.process = fn_process,
+	.publish = fn_publish,
+	.n_counters = N_COUNTERS,
+	.counter_names = ser_fn_counter_names,
+};

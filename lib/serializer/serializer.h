@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * serializer.h — atomic replacement (SPEC F2/F5): CAS/FAA/masked-CAS on
+ * managed lock words are decided against a shadow of the word and reach the
+ * memory server as RDMA WRITEs; the WRITE's ACK goes back to the client as
+ * the ATOMIC ACK it asked for.
+ *
+ * Why it exists: the memory server's atomic unit is the bottleneck of
+ * lock-based disaggregated memory (Sherman, RCuckoo).  A WRITE is cheap for
+ * the server; the decision the atomic unit would have made is made here, in
+ * the order the requests pass, and RC ordering on each connection plus the
+ * gating rules in ser_word.c make that order the one the server applies.
+ *
+ * No EAL, no mbufs: the caller (lib/sword's worker, or a test) parses a
+ * frame with roce_parse() and hands the byte buffer here.  All state is
+ * allocated in ser_create(); nothing is allocated per packet.  One
+ * struct ser per worker (per memory-server shard); not thread-safe.
+ *
+ * The safety argument (why the shadow never grants a word twice and why
+ * passing real atomics is always allowed when it is) is at the top of
+ * ser_word.c; the response-side bookkeeping (stubs, MSN, coalesced ACK
+ * expansion) is explained at the top of ser_conn.c.
+ */
+#ifndef SWORD_SERIALIZER_H
+#define SWORD_SERIALIZER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "roce.h"
+
+/* A lock region: the 8-byte words [base, base+len) of one memory server. */
+struct ser_region {
+	uint32_t server_ip4;  /* network order */
+	uint32_t rkey;        /* host order; ignored if any_rkey */
+	bool any_rkey;        /* va alone names the memory (VA-based MRs) */
+	uint64_t base;        /* 8-byte aligned */
+	uint64_t len;         /* multiple of 8 */
+};
+
+struct ser_params {
+	const struct ser_region *regions;
+	uint32_t n_regions;
+	uint32_t max_words;     /* total words over all regions must fit (default 1<<20) */
+	uint32_t max_conns;     /* client connections (default 1024) */
+	uint32_t ring_size;     /* stubs per connection, power of two (default 256);
+	                         * must exceed any client's outstanding PSNs */
+	/* Path MTU for READ PSN spans (default 4096).  Must not be below the
+	 * real path MTU: an overestimated span cannot be repaired once later
+	 * requests were decided (requests inside it are dropped if they touch
+	 * a word); an underestimated one is resynchronized safely. */
+	uint32_t pmtu;
+	/*
+	 * Bound on how long a word may be refused to other connections while a
+	 * modelled write on it is un-ACKed (I4 gate): after max_refusals
+	 * refusals or gate_tsc cycles, acquires that cannot be lost are passed
+	 * through as real atomics instead.  Defaults: 64 refusals, 0 = no
+	 * time bound.
+	 */
+	uint32_t max_refusals;
+	uint64_t gate_tsc;
+	/*
+	 * A modelled write un-ACKed for this long is abandoned (the word is
+	 * forgotten and relearned).  Must exceed the clients' RC retry budget
+	 * (timeout x retry_cnt).  0 = never.
+	 */
+	uint64_t pending_expire_tsc;
+	/*
+	 * After a (re)start, answers to real atomics are not learned from for
+	 * this long: a retransmission of a request the server executed
+	 * before the restart is answered from the server's replay cache with
+	 * an old value.  Set it to the clients' RC retry budget.  0 = learn
+	 * at once (only right for a first start with no traffic before).
+	 */
+	uint64_t learn_holdoff_tsc;
+	/* swordd sets AckReq on writes it forwards to managed words (rewritten
+	 * atomics, releases) so they are ACKed promptly; true turns that off. */
+	bool no_force_ackreq;
+};
+
+enum ser_verdict {
+	SER_FORWARD = 0,        /* frame unchanged */
+	SER_FORWARD_REWRITTEN,  /* frame rewritten in place; *len updated */
+	SER_DROP,               /* do not forward (counted) */
+};
+
+/* Extra frames to send to the client before the response (ATOMIC ACKs
+ * synthesized from a coalesced ACK).  Caller-owned, reused per call. */
+#define SER_EMIT_BUF 128
+struct ser_emit {
+	uint8_t buf[SER_EMIT_BUF];
+	uint32_t len;
+};
+
+struct ser_counters {
+	/* request path */
+	uint64_t req_seen;          /* requests to managed servers */
+	uint64_t granted;           /* CAS/masked CAS decided as success → WRITE(v) */
+	uint64_t failed_local;      /* decided as failure → zero-length WRITE */
+	uint64_t faa_local;         /* FAA decided → WRITE(old+add) */
+	uint64_t gated_failed;      /* failed because another connection's write is un-ACKed */
+	uint64_t gated_real;        /* gate bound reached: passed as real atomic */
+	uint64_t gated_drop;        /* could neither decide nor pass safely: dropped */
+	uint64_t passed_real_atomic;/* atomics on managed words passed unchanged */
+	uint64_t misaligned_passed; /* atomic with va % 8 != 0 in a region */
+	uint64_t release_seen;      /* plain 8-byte WRITE to a managed word (modelled) */
+	uint64_t write_unmodelled;  /* other writes overlapping managed words */
+	uint64_t ackreq_set;        /* AckReq added to a forwarded write */
+	uint64_t dup_replayed;      /* retransmission given the recorded decision */
+	uint64_t bad_icrc_passed;   /* ICRC wrong on arrival: passed, never re-signed */
+	uint64_t stub_ring_full;
+	uint64_t psn_out_of_window;
+	uint64_t table_full;        /* connection table full */
+	uint64_t conn_reset;        /* PSN jump: a new incarnation of a QPN */
+	uint64_t read_span_fixed;   /* a READ spanned other PSNs than pmtu said */
+	uint64_t dropped;           /* total SER_DROP on requests */
+	/* response path */
+	uint64_t resp_seen;
+	uint64_t unknown_qp;        /* response of no known connection: passed */
+	uint64_t paired;            /* connections paired with their client QPN */
+	uint64_t ack_to_atomic_ack; /* in-place ACK → ATOMIC ACK */
+	uint64_t acks_synthesized;  /* extra ATOMIC ACKs from coalesced ACKs/NAKs */
+	uint64_t emit_full;         /* expansion cut short by the emit array */
+	uint64_t resp_bad_icrc;     /* response with bad ICRC: passed, not used */
+	uint64_t resp_mismatch;     /* response type disagrees with the stub */
+	uint64_t naks;
+	uint64_t nak_on_rewritten;  /* remote access/invalid NAK on a rewritten op */
+	/* words */
+	uint64_t learned;           /* word value learned from real atomics */
+	uint64_t relearn;           /* word forgotten (ambiguous), will relearn */
+	uint64_t pending_expired;
+};
+
+struct ser;
+
+/* NULL on bad parameters (errno set: EINVAL, ENOMEM). */
+struct ser *ser_create(const struct ser_params *prm);
+void ser_destroy(struct ser *s);
+
+/* Drop all state (what a restart does): words unknown, no connections. */
+void ser_reset(struct ser *s);
+
+/*
+ * A client→server frame.  p must be a successful roce_parse() of
+ * frame[0..*len).  cap = bytes usable from frame start.  now = the
+ * caller's clock (rte_rdtsc()) in the unit of gate_tsc.  Frames not to a
+ * managed server, or not RC requests, return SER_FORWARD untouched.
+ * On SER_FORWARD_REWRITTEN, *len and *p describe the new frame.
+ */
+enum ser_verdict ser_on_request(struct ser *s, uint8_t *frame, uint32_t *len,
+				uint32_t cap, struct roce_pkt *p, uint64_t now);
+
+/*
+ * A server→client frame.  May rewrite it (ACK → ATOMIC ACK) and may fill
+ * emit[0..*n_emit) with frames the caller must send to the client BEFORE
+ * this one (same port/direction).  emit_cap ≥ the largest number of
+ * atomics a client keeps outstanding (16 is typical; 32 recommended).
+ */
+enum ser_verdict ser_on_response(struct ser *s, uint8_t *frame, uint32_t *len,
+				 uint32_t cap, struct roce_pkt *p, uint64_t now,
+				 struct ser_emit *emit, uint32_t emit_cap,
+				 uint32_t *n_emit);
+
+/* Is this IPv4 address (network order) a managed memory server? */
+bool ser_is_server(const struct ser *s, uint32_t ip4);
+
+const struct ser_counters *ser_counters(const struct ser *s);
+
+/* Introspection for tests and telemetry. */
+enum ser_word_state { SER_WORD_NONE = -1, SER_WORD_UNKNOWN = 0, SER_WORD_KNOWN = 1 };
+/* State of the word at (server, rkey, va); *value = shadow if KNOWN;
+ * *inflight = modelled un-ACKed writes + unmodelled ops in flight. */
+enum ser_word_state ser_word_get(const struct ser *s, uint32_t server_ip4,
+				 uint32_t rkey, uint64_t va, uint64_t *value,
+				 uint32_t *inflight);
+uint32_t ser_conn_count(const struct ser *s);
+
+#endif /* SWORD_SERIALIZER_H */

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sim.h — a closed loop: client models → swordd's serializer → responder
+ * model → serializer → clients, over four frame queues with optional loss,
+ * duplication and reordering, every frame swordd sees and emits written to
+ * pcap for validate_pcap.py (I1), and the invariant checks (I4, I5, I6).
+ *
+ * Why it exists: each scenario in test_serializer.c is a workload on top
+ * of this loop; keeping the loop separate keeps the scenarios short.
+ */
+#ifndef SWORD_SER_SIM_H
+#define SWORD_SER_SIM_H
+
+#include <pcap/pcap.h>
+
+#include "rdma_model.h"
+#include "serializer.h"
+
+#define SIM_MAX_CL 8
+#define SIM_ANS 4096
+#define SIM_SERVER_IP RTE_BE32(0xc6120001)   /* 198.18.0.1 */
+#define SIM_CLIENT_IP(i) RTE_BE32(0xc6120010 + (i))
+#define SIM_BASE 0x10000ull
+#define SIM_MEM 4096
+#define SIM_RKEY 0x2521
+#define SIM_LOCKS SIM_BASE            /* lock region: first 1 KiB */
+#define SIM_LOCK_LEN 1024
+#define SIM_DATA (SIM_BASE + 2048)    /* data, outside the region */
+
+enum { Q_C2S, Q_S2M, Q_M2S, Q_S2C, Q_N };
+enum { SIM_MODE_NONE, SIM_MODE_SHERMAN, SIM_MODE_FAA, SIM_MODE_MCAS, SIM_MODE_BATCH };
+
+struct sim;
+typedef bool (*sim_filter_fn)(struct sim *s, int q, const struct rm_frame *f);
+
+struct sim {
+	struct ser *ser;              /* NULL: no swordd (model sanity) */
+	struct ser_params prm;
+	struct ser_region region;
+	struct rm_responder srv;
+	struct rm_client cl[SIM_MAX_CL];
+	int ncl;
+	struct rm_queue q[Q_N];
+	uint64_t rng;
+	uint32_t loss_ppm, dup_ppm, reorder;
+	uint32_t emit_cap;            /* 0: 32 */
+	sim_filter_fn filter;
+	void *filter_ctx;
+	uint64_t now;
+	/* pcap of everything swordd received (in) and emitted (out) */
+	pcap_t *pc;
+	pcap_dumper_t *pd_in, *pd_out;
+	char pcap_in[256], pcap_out[256];
+	uint32_t n_in, n_out;
+	char allow_bad[512];          /* out frame numbers allowed a bad ICRC */
+	/* I6: every ATOMIC ACK swordd emitted, per client and PSN */
+	struct { uint32_t psn; uint64_t orig; bool set; } ans[SIM_MAX_CL][SIM_ANS];
+	/* I4: lock holders from the clients' view; tag = id + 1 */
+	int holder[SIM_LOCK_LEN / 8];
+	int bit_holder[64];
+	uint64_t last_data;           /* data the last holder wrote */
+	bool data_written;
+	/* workload */
+	int mode;                     /* SIM_MODE_* */
+	int target;                   /* acquisitions per client */
+	int acquired[SIM_MAX_CL];
+	int faa_left[SIM_MAX_CL];
+	int batches_left[SIM_MAX_CL];
+	uint64_t bval[SIM_MAX_CL];
+	uint64_t tickets[SIM_MAX_CL * 64];
+	int n_tickets;
+	/* failures */
+	uint32_t errors;
+	char err[8][200];
+	uint64_t steps, timeouts, dropped_link, duplicated_link;
+};
+
+int sim_init(struct sim *s, int ncl, bool with_ser, bool coalesce,
+	     const char *pcap_name);
+/* Recreate the serializer with s->prm as modified by the caller. */
+int sim_reconfigure(struct sim *s);
+void sim_free(struct sim *s);
+void sim_error(struct sim *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Run until nothing is outstanding and every queue is empty, timing out
+ * clients (go-back-N) when the network goes idle.  false if max_steps or
+ * max_timeouts ran out. */
+bool sim_run(struct sim *s, uint64_t max_steps, uint64_t max_timeouts);
+/* One delivery; false if all queues are empty. */
+bool sim_step(struct sim *s);
+bool sim_idle(const struct sim *s);
+/* Check I5: every word swordd knows equals memory; nothing in flight. */
+void sim_check_shadow(struct sim *s);
+/* Close the pcaps and run validate_pcap.py on the out file (and in). */
+int sim_validate(struct sim *s);
+uint32_t sim_client_errors(struct sim *s, char *buf, size_t len);
+uint64_t sim_rand(struct sim *s);
+
+/* workloads */
+void sim_sherman_start(struct sim *s, int target, uint64_t lock_va);
+void sim_faa_start(struct sim *s, int per_client, uint64_t va);
+void sim_mcas_start(struct sim *s, int target, uint64_t va);
+/* Each client owns word va + 8*id and pipelines batches of 4 CAS(v, v+1):
+ * every answer is known in advance (coalesced-ACK expansion under load). */
+void sim_batch_start(struct sim *s, int batches, uint64_t va);
+
+#endif /* SWORD_SER_SIM_H */

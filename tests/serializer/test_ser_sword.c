@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_ser_sword.c — the serializer inside swordd's worker pipeline
+ * (ser_fn_ops attached to a sword_worker, frames as mbufs through
+ * sword_worker_process), between the RC client and responder models.
+ *
+ * Why it exists: test_serializer.c proves the state machines on byte
+ * buffers; this proves the adapter — mbuf lengths after a rewrite,
+ * synthesized ATOMIC ACKs queued before the response, counters published —
+ * with the daemon's own per-burst entry point and EAL memory.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "rdma_model.h"
+#include "roce.h"
+#include "ser_fn.h"
+#include "sword_config.h"
+#include "sword_worker.h"
+
+static struct rte_mempool *pool;
+
+#define SRV_IP RTE_BE32(0xc6120001)
+#define CL_IP RTE_BE32(0xc6120010)
+
+/* Push every frame of q through the worker; outputs go to out. */
+static void
+through(struct sword_worker *w, struct rm_queue *q, struct rm_queue *out,
+	bool coalesce_check)
+{
+	struct rm_frame f;
+
+	(void)coalesce_check;
+	while (rm_queue_take(q, 0, &f)) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+		struct sword_tx_batch b;
+
+		ck_assert_ptr_nonnull(m);
+		memcpy(rte_pktmbuf_append(m, (uint16_t)f.len), f.buf, f.len);
+		m->port = 0;
+		sword_tx_batch_reset(&b);
+		sword_worker_process(w, 0, &m, 1, &b);
+		for (int side = 0; side < SWORD_SIDE_NUM; side++)
+			for (unsigned int i = 0; i < b.n[side]; i++) {
+				struct rte_mbuf *o = b.pkts[side][i];
+
+				ck_assert(rm_queue_push(out, rte_pktmbuf_mtod(o, uint8_t *),
+							rte_pktmbuf_data_len(o)));
+				rte_pktmbuf_free(o);
+			}
+	}
+}
+
+START_TEST(t_pipeline)
+{
+	struct sword_config cfg;
+	struct sword_shard_map sm;
+	static struct sword_worker w;
+	char err[256];
+	const char *sets[] = {
+		"ports.mode=one-port", "server.mem0.ip=198.18.0.1",
+		"lock.l0.server=mem0", "lock.l0.rkey=0x2521", "lock.l0.base=0x10000",
+		"lock.l0.length=1024", "lock.l0.word_size=8",
+		"features.atomic_replacement=on", "atomic.learn_holdoff_ms=0",
+	};
+	struct rm_responder srv;
+	struct rm_client cl;
+	struct rm_queue c2s, s2m, m2s, s2c;
+	struct rm_addr up = { .src_ip = CL_IP, .dst_ip = SRV_IP, .dest_qpn = 0x100 };
+	struct rm_addr down = { .src_ip = SRV_IP, .dst_ip = CL_IP, .dest_qpn = 0x200 };
+	unsigned int fn_base;
+	const uint64_t *fc;
+
+	sword_config_defaults(&cfg);
+	for (unsigned int i = 0; i < RTE_DIM(sets); i++)
+		ck_assert_msg(sword_config_set(&cfg, sets[i], err, sizeof(err)) == 0,
+			      "%s: %s", sets[i], err);
+	ck_assert_msg(sword_config_validate(&cfg, err, sizeof(err)) == 0, "%s", err);
+	sword_shard_map_build(&sm, &cfg);
+	sword_worker_init(&w, &cfg, &sm, 0);
+	w.pool = pool;
+	ck_assert_int_eq(sword_worker_attach_fn(&w, &ser_fn_ops, SOCKET_ID_ANY), 0);
+	fn_base = w.fn[0].counter_base;
+
+	ck_assert_int_eq(rm_responder_init(&srv, SRV_IP, 0x10000, 4096, 0x2521, true), 0);
+	rm_responder_add_qp(&srv, 0x100, &down, 1000);
+	rm_client_init(&cl, 0, &up, 0x200, 0x2521, 1000);
+	rm_queue_init(&c2s, 64);
+	rm_queue_init(&s2m, 64);
+	rm_queue_init(&m2s, 64);
+	rm_queue_init(&s2c, 64);
+
+	/* 1: learn the word (real CAS) */
+	rm_client_post(&cl, &(struct rm_op){ .type = RM_CAS, .va = 0x10000,
+					     .a = { 1, 0 } }, &c2s);
+	through(&w, &c2s, &s2m, false);
+	while (s2m.n) {
+		struct rm_frame f;
+
+		rm_queue_take(&s2m, 0, &f);
+		rm_responder_rx(&srv, f.buf, f.len, &m2s);
+	}
+	through(&w, &m2s, &s2c, false);
+	while (s2c.n) {
+		struct rm_frame f;
+
+		rm_queue_take(&s2c, 0, &f);
+		rm_client_rx(&cl, f.buf, f.len, &c2s);
+	}
+	ck_assert_uint_eq(cl.ops[1000 % RM_WIN].state, 2);
+	ck_assert_uint_eq(srv.atomics, 1);
+
+	/* 2: three CAS decided by swordd, the responder coalesces their ACKs */
+	for (int i = 0; i < 3; i++)
+		rm_client_post(&cl, &(struct rm_op){ .type = RM_CAS, .va = 0x10000,
+				.a = { (uint64_t)(i % 2 == 0 ? 0 : 1), (uint64_t)(i % 2 == 0 ? 1 : 0) } },
+			       &c2s);
+	through(&w, &c2s, &s2m, false);
+	ck_assert_uint_eq(s2m.n, 3);
+	while (s2m.n) {
+		struct rm_frame f;
+		struct roce_pkt p;
+
+		rm_queue_take(&s2m, 0, &f);
+		ck_assert_int_eq(roce_parse(f.buf, f.len, &p), ROCE_OK);
+		ck_assert_uint_eq(p.opcode, ROCE_RC_WRITE_ONLY);
+		ck_assert(roce_icrc_verify(f.buf, &p));
+		rm_responder_rx(&srv, f.buf, f.len, &m2s);
+	}
+	ck_assert_uint_eq(rm_responder_flush(&srv, &m2s), 1);
+	through(&w, &m2s, &s2c, false);
+	ck_assert_uint_eq(s2c.n, 3); /* two synthesized + the converted ACK */
+	while (s2c.n) {
+		struct rm_frame f;
+
+		rm_queue_take(&s2c, 0, &f);
+		rm_client_rx(&cl, f.buf, f.len, &c2s);
+	}
+	ck_assert_msg(cl.errors == 0, "%s", cl.err[0]);
+	ck_assert_uint_eq(cl.ops[1001 % RM_WIN].result, 1);
+	ck_assert_uint_eq(cl.ops[1002 % RM_WIN].result, 0);
+	ck_assert_uint_eq(cl.ops[1003 % RM_WIN].result, 1);
+	ck_assert_uint_eq(rm_mem_get(&srv, 0x10000), 0);
+	ck_assert_uint_eq(srv.atomics, 1);
+
+	/* counters published under the function's names */
+	w.fn[0].ops->publish(w.fn[0].state, &w.stats.fn[fn_base]);
+	fc = &w.stats.fn[fn_base];
+	for (unsigned int i = 0; i < w.fn[0].ops->n_counters; i++) {
+		if (!strcmp(w.fn[0].ops->counter_names[i], "atomic_granted"))
+			ck_assert_uint_eq(fc[i], 3);
+		if (!strcmp(w.fn[0].ops->counter_names[i], "atomic_failed_local"))
+			ck_assert_uint_eq(fc[i], 0);
+		if (!strcmp(w.fn[0].ops->counter_names[i], "atomic_acks_synthesized"))
+			ck_assert_uint_eq(fc[i], 2);
+		if (!strcmp(w.fn[0].ops->counter_names[i], "atomic_learned"))
+			ck_assert_uint_eq(fc[i], 1);
+	}
+	ck_assert_uint_eq(w.stats.rewritten, 4); /* 3 WRITEs + the converted ACK */
+
+	sword_worker_detach_all(&w);
+	rm_responder_free(&srv);
+	rm_queue_free(&c2s);
+	rm_queue_free(&s2m);
+	rm_queue_free(&m2s);
+	rm_queue_free(&s2c);
+}
+END_TEST
+
+int
+main(int argc, char **argv)
+{
+	char *eal[] = { argv[0], "--no-pci", "--no-shconf", "--no-huge", "-m", "512",
+			"--log-level", "lib.eal:error", NULL };
+	SRunner *sr;
+	Suite *s;
+	TCase *tc;
+	int failed;
+
+	(void)argc;
+	if (rte_eal_init((int)RTE_DIM(eal) - 1, eal) < 0) {
+		fprintf(stderr, "EAL init failed\n");
+		return 1;
+	}
+	roce_crc_init();
+	pool = rte_pktmbuf_pool_create("ser_sword", 1023, 0, 0, 2048 + 128,
+				       SOCKET_ID_ANY);
+	if (pool == NULL)
+		return 1;
+	s = suite_create("ser_sword");
+	tc = tcase_create("pipeline");
+	tcase_add_test(tc, t_pipeline);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_NOFORK); /* EAL state lives in this process */
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	rte_eal_cleanup();
+	return failed ? 1 : 0;
+}
