@@ -35,7 +35,7 @@ fi
 packages=(
 	build-essential pkg-config meson ninja-build
 	dpdk dpdk-dev libdpdk-dev
-	check libsubunit-dev libpcap-dev
+	check libsubunit-dev libpcap-dev openvswitch-common
 	python3 python3-scapy tshark tcpdump
 	iproute2 iputils-ping ethtool procps valgrind
 )

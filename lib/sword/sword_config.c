@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <rte_cfgfile.h>
 #include <rte_log.h>
@@ -665,6 +667,39 @@ lint_file(FILE *f, const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* Copy path into an anonymous memory file; *fd_path names it for fopen. */
+static int
+snapshot_file(const char *path, char *fd_path, size_t fd_path_len, int *fd,
+	      char *err, size_t errlen)
+{
+	char buf[4096];
+	size_t n;
+	FILE *in = fopen(path, "r");
+
+	if (in == NULL)
+		return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	*fd = memfd_create("sword-config", 0);
+	if (*fd < 0) {
+		fclose(in);
+		return fail(err, errlen, "%s: memfd_create: %s", path, strerror(errno));
+	}
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
+		if (write(*fd, buf, n) != (ssize_t)n) {
+			fclose(in);
+			close(*fd);
+			return fail(err, errlen, "%s: cannot copy: %s", path, strerror(errno));
+		}
+	}
+	if (ferror(in)) {
+		fclose(in);
+		close(*fd);
+		return fail(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+	}
+	fclose(in);
+	snprintf(fd_path, fd_path_len, "/proc/self/fd/%d", *fd);
+	return 0;
+}
+
 int
 sword_config_parse_file(struct sword_config *c, const char *path,
 			char *err, size_t errlen)
@@ -675,15 +710,28 @@ sword_config_parse_file(struct sword_config *c, const char *path,
 	char *logbuf = NULL;
 	size_t logsz = 0;
 	FILE *logf, *f;
-	int nsec, s, j, k, n, rc = -1;
+	char memfd_path[64];
+	int nsec, s, j, k, n, rc = -1, memfd;
 
-	f = fopen(path, "r");
-	if (f == NULL)
+	/*
+	 * The file is read twice (our lint, then rte_cfgfile), so a pipe or a
+	 * process substitution (-c <(...)) would reach rte_cfgfile empty.
+	 * Read it once into a memfd and let both read that.
+	 */
+	if (snapshot_file(path, memfd_path, sizeof(memfd_path), &memfd,
+			  err, errlen) < 0)
+		return -1;
+	f = fopen(memfd_path, "r");
+	if (f == NULL) {
+		close(memfd);
 		return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+	}
 	n = lint_file(f, path, err, errlen);
 	fclose(f);
-	if (n < 0)
+	if (n < 0) {
+		close(memfd);
 		return -1;
+	}
 
 	/*
 	 * rte_cfgfile reports syntax errors (with the line number) only
@@ -693,7 +741,8 @@ sword_config_parse_file(struct sword_config *c, const char *path,
 	logf = open_memstream(&logbuf, &logsz);
 	if (logf != NULL)
 		rte_openlog_stream(logf);
-	cfg = rte_cfgfile_load(path, 0);
+	cfg = rte_cfgfile_load(memfd_path, 0);
+	close(memfd);
 	if (logf != NULL) {
 		rte_openlog_stream(NULL);
 		fclose(logf);

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# sword-openflow: the flows it prints for conf/swordd.conf are accepted by
+# Open vSwitch's own parser (ovs-ofctl parse-flows), redirect exactly the
+# managed server's RoCEv2 both ways, forward swordd's output by destination
+# (never NORMAL), and bad input is refused with exit code 2.
+set -u
+tool=$1 conf=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fail=1; }
+
+command -v ovs-ofctl >/dev/null || { echo "FAIL: ovs-ofctl not installed (openvswitch-common)"; exit 1; }
+
+# two-port (the example config) and one-port
+"$tool" -c "$conf" --sword 5 --sword-server 6 --host 198.18.0.1=1 --host 198.18.0.2=2 >"$tmp/two" ||
+	bad "two-port run failed"
+"$tool" -c <(sed 's/^mode = two-port/mode = one-port/' "$conf") --sword 5 \
+	--host 198.18.0.1=1 --host 198.18.0.2=2 >"$tmp/one" || bad "one-port run failed"
+for m in one two; do
+	grep -v '^#' "$tmp/$m" >"$tmp/$m.flows"
+	if ovs-ofctl parse-flows "$tmp/$m.flows" >"$tmp/$m.parsed" 2>&1; then
+		ok "$m-port: ovs-ofctl parses $(wc -l <"$tmp/$m.flows") flows"
+	else
+		bad "$m-port: ovs-ofctl refused: $(cat "$tmp/$m.parsed")"
+	fi
+	grep -q 'NORMAL' "$tmp/$m.flows" && bad "$m-port: NORMAL used"
+done
+# what the parser understood, not just our text
+p=$tmp/two.parsed
+grep -qE 'priority=100,udp,nw_dst=198.18.0.2,tp_dst=4791 .*actions=output:5$' "$p" || bad "requests not to client side"
+grep -qE 'priority=100,udp,nw_src=198.18.0.2,tp_dst=4791 .*actions=output:6$' "$p" || bad "responses not to server side"
+grep -qE 'priority=200,ip,in_port=6,nw_dst=198.18.0.2 .*actions=output:2$' "$p" || bad "server side not forwarded to the server"
+grep -qE 'priority=200,ip,in_port=5,nw_dst=198.18.0.1 .*actions=output:1$' "$p" || bad "client side not forwarded to the client"
+grep -qE 'priority=190,in_port=5 .*actions=drop$' "$p" || bad "no drop for unknown destinations"
+grep -qE 'nw_src=198.18.0.2,tp_dst=4791 .*actions=output:5$' "$tmp/one.parsed" || bad "one-port responses not to swordd"
+[ "$fail" -eq 0 ] && ok "flows as expected"
+
+# errors: exit 2 with a message
+expect2() { # what args...
+	local what=$1; shift
+	"$tool" "$@" >/dev/null 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq 2 ] && [ -s "$tmp/err" ] && ok "$what: $(head -1 "$tmp/err")" || bad "$what: rc $rc"
+}
+expect2 "no --sword" -c "$conf" --host 198.18.0.2=2
+expect2 "two-port without --sword-server" -c "$conf" --sword 5 --host 198.18.0.2=2
+expect2 "server without --host" -c "$conf" --sword 5 --sword-server 6 --host 198.18.0.1=1
+expect2 "bad host" -c "$conf" --sword 5 --sword-server 6 --host 198.18.0.2
+expect2 "bad port" -c "$conf" --sword x --sword-server 6 --host 198.18.0.2=2
+expect2 "bad config" -c /nonexistent --sword 5 --host 198.18.0.2=2
+exit "$fail"
