@@ -38,6 +38,9 @@ packages=(
 	check libsubunit-dev libpcap-dev openvswitch-common
 	python3 python3-scapy tshark tcpdump
 	iproute2 iputils-ping ethtool procps valgrind
+	# the Soft-RoCE rig (tests/rig): guests built from these
+	qemu-system-x86 rdma-core ibverbs-providers ibverbs-utils libibverbs-dev
+	perftest busybox-static kmod cpio zstd
 )
 missing=()
 for p in "${packages[@]}"; do

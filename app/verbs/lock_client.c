@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lock_client.c — a Sherman-style lock client that checks its own safety.
+ *
+ * Why it exists: swordd's lock acceleration turns CAS into WRITE and back;
+ * the only convincing judge that locks stay locks is a real RDMA stack
+ * running real lock traffic.  Each thread owns one RC QP to the memory
+ * server and loops:
+ *
+ *   acquire   CAS(lock, 0, tag) until it returns 0 (each failure is a retry)
+ *   check     READ the record: nobody may be inside (holder == 0)
+ *   update    WRITE the record: holder = tag, counter + 1
+ *   verify    READ it back: still ours, counter is what we wrote
+ *   release   WRITE holder = 0, then WRITE(0) to the lock word (one batch:
+ *             RC orders them, as Sherman relies on)
+ *
+ * Tags are unique per critical section ((thread + 1) << 32 | op + 1).
+ * Any overlap (a holder found inside, a record changed under us) counts as
+ * a violation; at the end the counters of all records must have grown by
+ * exactly the number of critical sections (no lost update) and every lock
+ * and holder must be 0.  A work completion error or a timeout is an error.
+ * Exit status: 0 only with no violation and no error.
+ *
+ * -B runs a deliberately broken lock (a failed CAS counts as acquired) to
+ * show that the checks above do catch overlapping holders.
+ *
+ *   sword-lock-client [-d DEV] [-x GID] [-p PORT] [-t THREADS] [-n OPS]
+ *                     [-l LOCKS] [-w TIMEOUT_MS] [-T N] [-B] SERVER_IP
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lock_layout.h"
+#include "verbs_rc.h"
+
+#define MAX_THREADS 32
+
+struct options {
+	const char *server;
+	const char *dev;
+	int gid_index;
+	int port;
+	unsigned int threads;
+	unsigned int ops;            /* critical sections per thread */
+	unsigned int locks;
+	int timeout_ms;              /* per work request */
+	int broken;                  /* -B: ignore failed CAS (checks the checker) */
+	int ack_timeout;             /* -T: QP local ACK timeout exponent, 0 = none */
+};
+
+struct thread_ctx {
+	unsigned int id;
+	const struct options *o;
+	struct rc_dev *d;
+	struct rc_qp q;
+	int fd;
+	uint64_t raddr;              /* server region */
+	uint32_t rkey;
+	struct ibv_mr *mr;
+	/* local buffers, registered as one MR */
+	struct {
+		uint64_t cas_old;
+		struct lock_record rec;
+		struct lock_record out;
+		uint64_t zero;
+		struct lock_record all[LOCK_MAX];
+	} buf;
+	/* results */
+	uint64_t ops, cas, cas_failed, retries, errors, violations;
+	uint64_t op_ns, acquire_ns;
+	unsigned int seed;
+};
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Post one work request; wait for its completion if it is signaled. */
+static int
+post(struct thread_ctx *t, enum ibv_wr_opcode opcode, void *local, uint32_t len,
+     uint64_t remote_off, uint64_t compare, uint64_t swap, int signaled)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)local, .length = len, .lkey = t->mr->lkey,
+	};
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc;
+	int rc;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = opcode;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = opcode;
+	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
+	if (opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		wr.wr.atomic.remote_addr = t->raddr + remote_off;
+		wr.wr.atomic.rkey = t->rkey;
+		wr.wr.atomic.compare_add = compare;
+		wr.wr.atomic.swap = swap;
+	} else {
+		wr.wr.rdma.remote_addr = t->raddr + remote_off;
+		wr.wr.rdma.rkey = t->rkey;
+	}
+	if (ibv_post_send(t->q.qp, &wr, &bad) != 0) {
+		fprintf(stderr, "thread %u: ibv_post_send: %s\n", t->id, strerror(errno));
+		t->errors++;
+		return -1;
+	}
+	if (!signaled)
+		return 0;
+	rc = rc_wait(&t->q, &wc, t->o->timeout_ms);
+	if (rc == 0) {
+		fprintf(stderr, "thread %u: no completion within %d ms (opcode %d)\n",
+			t->id, t->o->timeout_ms, opcode);
+		t->errors++;
+		return -1;
+	}
+	if (rc < 0 || wc.status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "thread %u: work completion error: %s (opcode %d, vendor_err 0x%x)\n",
+			t->id, rc < 0 ? "CQ poll failed" : ibv_wc_status_str(wc.status),
+			opcode, rc < 0 ? 0 : wc.vendor_err);
+		t->errors++;
+		return -1;
+	}
+	return 0;
+}
+
+static void
+violation(struct thread_ctx *t, unsigned int lock, const char *what, uint64_t tag)
+{
+	t->violations++;
+	fprintf(stderr, "VIOLATION thread %u lock %u tag 0x%" PRIx64 ": %s "
+		"(holder 0x%" PRIx64 " counter %" PRIu64 " last_tag 0x%" PRIx64 ")\n",
+		t->id, lock, tag, what, t->buf.rec.holder, t->buf.rec.counter, t->buf.rec.last_tag);
+}
+
+/* One critical section on `lock`.  Returns -1 on a QP error. */
+static int
+critical_section(struct thread_ctx *t, unsigned int lock, uint64_t tag)
+{
+	uint64_t t0 = now_ns(), t1, counter;
+	unsigned int attempts = 0;
+
+	for (;;) {
+		attempts++;
+		t->cas++;
+		if (post(t, IBV_WR_ATOMIC_CMP_AND_SWP, &t->buf.cas_old, 8,
+			 lock_word_offset(lock), 0, tag, 1) != 0)
+			return -1;
+		if (t->buf.cas_old != 0)
+			t->cas_failed++;
+		if (t->buf.cas_old == 0 || t->o->broken)
+			break;
+	}
+	if (attempts > 1)
+		t->retries++;
+	t1 = now_ns();
+
+	if (post(t, IBV_WR_RDMA_READ, &t->buf.rec, sizeof(t->buf.rec),
+		 record_offset(lock), 0, 0, 1) != 0)
+		return -1;
+	if (t->buf.rec.holder != 0)
+		violation(t, lock, "record has a holder while we hold the lock", tag);
+	counter = t->buf.rec.counter + 1;
+
+	t->buf.out.holder = tag;
+	t->buf.out.counter = counter;
+	t->buf.out.last_tag = tag;
+	if (post(t, IBV_WR_RDMA_WRITE, &t->buf.out, sizeof(t->buf.out),
+		 record_offset(lock), 0, 0, 1) != 0)
+		return -1;
+
+	if (post(t, IBV_WR_RDMA_READ, &t->buf.rec, sizeof(t->buf.rec),
+		 record_offset(lock), 0, 0, 1) != 0)
+		return -1;
+	if (t->buf.rec.holder != tag || t->buf.rec.counter != counter)
+		violation(t, lock, "record changed inside our critical section", tag);
+
+	/* Release: clear the holder, then WRITE(0) the lock word; RC keeps the order. */
+	t->buf.zero = 0;
+	if (post(t, IBV_WR_RDMA_WRITE, &t->buf.zero, 8, record_offset(lock), 0, 0, 0) != 0 ||
+	    post(t, IBV_WR_RDMA_WRITE, &t->buf.zero, 8, lock_word_offset(lock), 0, 0, 1) != 0)
+		return -1;
+
+	t->ops++;
+	t->acquire_ns += t1 - t0;
+	t->op_ns += now_ns() - t0;
+	return 0;
+}
+
+static void *
+run_thread(void *arg)
+{
+	struct thread_ctx *t = arg;
+
+	for (unsigned int op = 0; op < t->o->ops; op++) {
+		unsigned int lock = t->o->locks == 1 ? 0 : (unsigned int)rand_r(&t->seed) % t->o->locks;
+		uint64_t tag = ((uint64_t)(t->id + 1) << 32) | (op + 1);
+
+		if (critical_section(t, lock, tag) != 0)
+			break;
+	}
+	return NULL;
+}
+
+static int
+connect_thread(struct thread_ctx *t)
+{
+	struct rc_info mine, peer;
+	char ready;
+
+	if (rc_qp_create(&t->q, t->d, 1, 16) != 0)
+		return -1;
+	t->q.ack_timeout = (uint8_t)t->o->ack_timeout;
+	t->mr = ibv_reg_mr(t->d->pd, &t->buf, sizeof(t->buf), IBV_ACCESS_LOCAL_WRITE);
+	if (t->mr == NULL) {
+		fprintf(stderr, "ibv_reg_mr: %s\n", strerror(errno));
+		return -1;
+	}
+	t->fd = tcp_connect(t->o->server, t->o->port);
+	if (t->fd < 0)
+		return -1;
+	rc_qp_info(&t->q, t->d, &mine);
+	if (rc_exchange(t->fd, &mine, &peer) != 0) {
+		fprintf(stderr, "thread %u: QP info exchange failed\n", t->id);
+		return -1;
+	}
+	if (rc_qp_connect(&t->q, t->d, &peer) != 0)
+		return -1;
+	/* The server answers 'R' once its QP is ready to receive. */
+	if (read(t->fd, &ready, 1) != 1 || ready != 'R') {
+		fprintf(stderr, "thread %u: server did not confirm its QP\n", t->id);
+		return -1;
+	}
+	t->raddr = peer.addr;
+	t->rkey = peer.rkey;
+	if (peer.length < RECORD_OFFSET + (uint64_t)RECORD_STRIDE * t->o->locks) {
+		fprintf(stderr, "server region too small (%u bytes)\n", peer.length);
+		return -1;
+	}
+	return 0;
+}
+
+/* READ every record of the used locks (and their lock words) into t->buf.all. */
+static int
+read_state(struct thread_ctx *t, uint64_t *words)
+{
+	for (unsigned int l = 0; l < t->o->locks; l++) {
+		if (post(t, IBV_WR_RDMA_READ, &t->buf.all[l], sizeof(t->buf.all[l]),
+			 record_offset(l), 0, 0, 1) != 0)
+			return -1;
+		if (words != NULL) {
+			if (post(t, IBV_WR_RDMA_READ, &t->buf.cas_old, 8, lock_word_offset(l),
+				 0, 0, 1) != 0)
+				return -1;
+			words[l] = t->buf.cas_old;
+		}
+	}
+	return 0;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+		"usage: sword-lock-client [-d DEV] [-x GID_INDEX] [-p PORT] [-t THREADS] [-n OPS]\n"
+		"                         [-l LOCKS] [-w TIMEOUT_MS] [-T N] [-B] SERVER_IP\n"
+		"  -t THREADS  threads, one RC QP each (default 4, max %d)\n"
+		"  -n OPS      critical sections per thread (default 200)\n"
+		"  -l LOCKS    lock words contended for (default 1, max %d)\n"
+		"  -w MS       timeout per work request (default 10000)\n"
+		"  -T N        QP ACK timeout 4.096us * 2^N, 0 = none (default 0, see verbs_rc.h)\n"
+		"  -B          broken lock: enter even when the CAS failed (self-test:\n"
+		"              the run must then report violations)\n",
+		MAX_THREADS, LOCK_MAX);
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct options o = {
+		.gid_index = -1, .port = LOCK_TCP_PORT, .threads = 4, .ops = 200,
+		.locks = 1, .timeout_ms = 10000,
+	};
+	static struct thread_ctx threads[MAX_THREADS];
+	pthread_t tids[MAX_THREADS];
+	uint64_t before[LOCK_MAX], words[LOCK_MAX];
+	uint64_t ops = 0, cas = 0, cas_failed = 0, retries = 0, errors = 0, violations = 0;
+	uint64_t op_ns = 0, acquire_ns = 0, grew = 0, t0, elapsed;
+	unsigned int i, l, started = 0;
+	struct rc_dev d;
+	int opt, ok;
+
+	while ((opt = getopt(argc, argv, "d:x:p:t:n:l:w:T:Bh")) != -1) {
+		switch (opt) {
+		case 'd': o.dev = optarg; break;
+		case 'x': o.gid_index = atoi(optarg); break;
+		case 'p': o.port = atoi(optarg); break;
+		case 't': o.threads = (unsigned int)atoi(optarg); break;
+		case 'n': o.ops = (unsigned int)atoi(optarg); break;
+		case 'l': o.locks = (unsigned int)atoi(optarg); break;
+		case 'w': o.timeout_ms = atoi(optarg); break;
+		case 'B': o.broken = 1; break;
+		case 'T': o.ack_timeout = atoi(optarg); break;
+		default: usage();
+		}
+	}
+	if (optind != argc - 1 || o.threads < 1 || o.threads > MAX_THREADS ||
+	    o.locks < 1 || o.locks > LOCK_MAX || o.timeout_ms < 1 ||
+	    o.ack_timeout < 0 || o.ack_timeout > 31)
+		usage();
+	o.server = argv[optind];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	srand((unsigned int)time(NULL) ^ (unsigned int)getpid());
+
+	if (rc_dev_open(&d, o.dev, o.gid_index) != 0)
+		return 1;
+	for (i = 0; i < o.threads; i++) {
+		threads[i].id = i;
+		threads[i].o = &o;
+		threads[i].d = &d;
+		threads[i].fd = -1;
+		threads[i].seed = (unsigned int)rand();
+		if (connect_thread(&threads[i]) != 0)
+			return 1;
+	}
+	printf("lock-client: %u threads (one QP each), %u ops each, %u locks, server %s "
+	       "region 0x%" PRIx64 "\n", o.threads, o.ops, o.locks, o.server, threads[0].raddr);
+
+	/* Baseline: the records may hold counts from an earlier run. */
+	if (read_state(&threads[0], words) != 0)
+		return 1;
+	for (l = 0; l < o.locks; l++) {
+		before[l] = threads[0].buf.all[l].counter;
+		if (words[l] != 0 || threads[0].buf.all[l].holder != 0) {
+			fprintf(stderr, "lock %u is not free before the run (word 0x%" PRIx64
+				" holder 0x%" PRIx64 ")\n", l, words[l], threads[0].buf.all[l].holder);
+			return 1;
+		}
+	}
+
+	t0 = now_ns();
+	for (i = 0; i < o.threads; i++) {
+		if (pthread_create(&tids[i], NULL, run_thread, &threads[i]) != 0) {
+			fprintf(stderr, "pthread_create failed\n");
+			break;
+		}
+		started++;
+	}
+	for (i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	elapsed = now_ns() - t0;
+
+	for (i = 0; i < o.threads; i++) {
+		struct thread_ctx *t = &threads[i];
+
+		ops += t->ops;
+		cas += t->cas;
+		cas_failed += t->cas_failed;
+		retries += t->retries;
+		errors += t->errors;
+		violations += t->violations;
+		op_ns += t->op_ns;
+		acquire_ns += t->acquire_ns;
+	}
+	if (started != o.threads)
+		errors++;
+
+	/* Final check from a QP that is still healthy. */
+	for (i = 0; i < o.threads && threads[i].errors != 0; i++)
+		;
+	if (i == o.threads || read_state(&threads[i], words) != 0) {
+		fprintf(stderr, "cannot read the final state\n");
+		errors++;
+	} else {
+		for (l = 0; l < o.locks; l++) {
+			struct lock_record *r = &threads[i].buf.all[l];
+
+			grew += r->counter - before[l];
+			if (words[l] != 0 || r->holder != 0) {
+				fprintf(stderr, "VIOLATION lock %u not free at the end (word 0x%" PRIx64
+					" holder 0x%" PRIx64 ")\n", l, words[l], r->holder);
+				violations++;
+			}
+		}
+		if (grew != ops) {
+			fprintf(stderr, "VIOLATION lost update: %" PRIu64 " critical sections "
+				"but the counters grew by %" PRIu64 "\n", ops, grew);
+			violations++;
+		}
+	}
+
+	ok = errors == 0 && violations == 0 && ops == (uint64_t)o.threads * o.ops;
+	printf("lock-client: ops=%" PRIu64 " cas=%" PRIu64 " cas_failed=%" PRIu64
+	       " retries=%" PRIu64 " errors=%" PRIu64 " violations=%" PRIu64
+	       " counters_grew=%" PRIu64 " elapsed_ms=%.1f ops_per_s=%.0f avg_op_us=%.1f"
+	       " avg_acquire_us=%.1f result=%s\n",
+	       ops, cas, cas_failed, retries, errors, violations, grew, elapsed / 1e6,
+	       elapsed ? ops * 1e9 / elapsed : 0.0, ops ? op_ns / 1e3 / ops : 0.0,
+	       ops ? acquire_ns / 1e3 / ops : 0.0, ok ? "PASS" : "FAIL");
+
+	for (i = 0; i < o.threads; i++) {
+		close(threads[i].fd);
+		rc_qp_destroy(&threads[i].q);
+		if (threads[i].mr)
+			ibv_dereg_mr(threads[i].mr);
+	}
+	rc_dev_close(&d);
+	return ok ? 0 : 1;
+}
