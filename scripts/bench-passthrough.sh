@@ -7,6 +7,7 @@
 #                                [--warmup S] [--workers "1 2"]
 #                                [--ports "null pcap1 pcap2"] [--capture FILE]
 #                                [--modes "io"] [--no-huge] [--reserve-hugepages]
+#                                [--baseline SWORDD]
 #
 # Port setups (swordd: no config = built-in defaults, nothing managed):
 #   null   one net_null port, hairpin (testpmd --port-topology=loop); frames
@@ -17,6 +18,9 @@
 # --modes: testpmd forwarding modes to compare with (default io, the SPEC's
 # baseline; io never touches packet data, while swordd parses every header:
 # add macswap for a baseline that also reads and writes each frame).
+# --baseline SWORDD: also measure another swordd binary (e.g. a copy of the
+# previous build) in the same runs, as "swordd-base": before/after numbers
+# taken under the same conditions.
 # Workers W: swordd --workers W; testpmd --nb-cores W with W queues per port
 # where the PMD has them (net_pcap infinite_rx: 1 queue per port).  Both get
 # the same lcores (main + W), descriptors (1024), burst (32).
@@ -43,6 +47,7 @@ capture="$top/../shared/captures/clover-1thread-100pkt.pcap"
 huge=auto
 reserve=0
 modes=io
+baseline=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build) build=$2; shift ;;
@@ -53,6 +58,7 @@ while [ $# -gt 0 ]; do
 	--ports) ports=$2; shift ;;
 	--capture) capture=$2; shift ;;
 	--modes) modes=$2; shift ;;
+	--baseline) baseline=$(readlink -f "$2"); shift ;;
 	--no-huge) huge=no ;;
 	--reserve-hugepages) reserve=1 ;;
 	-h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
@@ -63,6 +69,7 @@ done
 [ "$(id -u)" -eq 0 ] || { echo "bench-passthrough.sh: run as root" >&2; exit 1; }
 swordd="$build/app/swordd/swordd"
 [ -x "$swordd" ] || { echo "bench-passthrough.sh: no $swordd (build first)" >&2; exit 1; }
+[ -z "$baseline" ] || [ -x "$baseline" ] || { echo "bench-passthrough.sh: no $baseline" >&2; exit 1; }
 command -v dpdk-testpmd >/dev/null || { echo "bench-passthrough.sh: dpdk-testpmd not found (apt-get install dpdk)" >&2; exit 1; }
 
 if [ "$reserve" -eq 1 ]; then
@@ -77,11 +84,15 @@ if [ "$huge" = auto ]; then
 fi
 
 exec /usr/bin/python3 - "$swordd" "$runs" "$seconds" "$warmup" "$workers" "$ports" \
-	"$(readlink -f "$capture")" "$huge" "$modes" <<'EOF'
+	"$(readlink -f "$capture")" "$huge" "$modes" "$baseline" <<'EOF'
 import json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
-swordd, runs, seconds, warmup, workers, setups, capture, huge, modes = sys.argv[1:10]
-apps = ["swordd"] + ["testpmd-" + m for m in modes.split()]
+swordd, runs, seconds, warmup, workers, setups, capture, huge, modes, baseline = sys.argv[1:11]
+swordds = {"swordd": swordd}
+if baseline:
+    swordds["swordd-base"] = baseline
+testpmds = ["testpmd-" + m for m in modes.split()]
+apps = list(swordds) + testpmds
 runs, seconds, warmup = int(runs), float(seconds), float(warmup)
 workers = [int(w) for w in workers.split()]
 setups = setups.split()
@@ -155,8 +166,8 @@ def measure(app, setup, w, run):
     vdevs, nports, mode = vdevs_of(setup)
     prefix = "%s%s%d" % (tag, app[0] + app[-2:], run)
     q = queues_of(setup, w)
-    if app == "swordd":
-        cmd = [swordd] + eal(prefix, w, vdevs) + ["--", "--mode", mode, "--workers", str(w)]
+    if app in swordds:
+        cmd = [swordds[app]] + eal(prefix, w, vdevs) + ["--", "--mode", mode, "--workers", str(w)]
     else:
         cmd = (["dpdk-testpmd"] + eal(prefix, w, vdevs) +
                ["--", "--forward-mode=" + app.split("-", 1)[1], "--no-flush-rx", "--nb-cores=%d" % w,
@@ -194,6 +205,8 @@ def measure(app, setup, w, run):
         shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
 
 try:
+    if baseline:
+        print("swordd-base: %s" % baseline)
     print("swordd: %s\ncapture: %s\nmemory: %s, %d CPUs, %d runs x %.0f s (warmup %.0f s)"
           % (swordd, capture, "hugepages" if huge == "yes" else "--no-huge", ncpu, runs, seconds, warmup),
           flush=True)
@@ -214,20 +227,21 @@ try:
     print("\nload average at the end: %s (other work on the machine makes wall-clock rates noisy;"
           "\nMpps per CPU-second = packets / CPU time the program got, all its threads)" % " ".join(load))
     nan = float("nan")
-    for base in apps[1:]:
-        print("\n%-9s | %-31s | %-31s" % ("", "Mpps (wall clock)", "Mpps per CPU-second"))
-        print("%-6s %2s | %9s %14s %6s | %9s %14s %6s" % ("ports", "W", "swordd", base, "ratio",
-                                                           "swordd", base, "ratio"))
-        for setup in setups:
-            for w in workers:
-                s, t = res.get((setup, w, "swordd"), []), res.get((setup, w, base), [])
-                row = []
-                for i in (0, 1):
-                    ms = statistics.median(x[i] for x in s) if s else nan
-                    mt = statistics.median(x[i] for x in t) if t else nan
-                    row += [ms, mt, ms / mt if s and t and mt else nan]
-                print("%-6s %2d | %9.3f %14.3f %6.2f | %9.3f %14.3f %6.2f" % ((setup, w) + tuple(row)))
-    print("(medians over %d runs; ratio = swordd / testpmd in that mode)" % runs)
+    for base in testpmds:
+        for cand in swordds:
+            print("\n%-9s | %-31s | %-31s" % ("", "Mpps (wall clock)", "Mpps per CPU-second"))
+            print("%-6s %2s | %11s %12s %6s | %11s %12s %6s" % ("ports", "W", cand, base, "ratio",
+                                                               cand, base, "ratio"))
+            for setup in setups:
+                for w in workers:
+                    s, t = res.get((setup, w, cand), []), res.get((setup, w, base), [])
+                    row = []
+                    for i in (0, 1):
+                        ms = statistics.median(x[i] for x in s) if s else nan
+                        mt = statistics.median(x[i] for x in t) if t else nan
+                        row += [ms, mt, ms / mt if s and t and mt else nan]
+                    print("%-6s %2d | %11.3f %12.3f %6.2f | %11.3f %12.3f %6.2f" % ((setup, w) + tuple(row)))
+    print("(medians over %d runs; ratio = swordd (or swordd-base) / testpmd in that mode)" % runs)
 finally:
     cleanup()
 EOF

@@ -76,46 +76,85 @@ ip_c=198.18.0.1
 ip_s=198.18.0.2
 prefix="sword-demo-$id"
 work=$(mktemp -d "/tmp/sword-demo-$id.XXXXXX")
-swordd_pid=""
+swordd_pid=""   # swordd itself: where signals go
+swordd_job=""   # our child running it (swordd, or setsid waiting for it)
 bg_pids=()
 cleaned=0
 
+# Waiting, the robust way.  Bash's `wait` builtin, when a trapped SIGINT
+# interrupts it, longjmps out of its waitpid loop: a child reaped in that
+# same instant (Ctrl-C goes to the whole process group, so ping and the
+# endpoints die together with the interrupt) loses its exit status, bash
+# believes it still runs, and a later `wait PID` on it blocks in wait4()
+# forever.  So nothing here ever sits in `wait` while a signal can come:
+# we poll with kill -0 and short foreground sleeps (a trap runs at the
+# next command, within ~0.2 s), and call `wait` only on a child already
+# known to be gone, only to collect swordd's exit status.
+# shellcheck disable=SC2317  # helpers used from the EXIT trap too
+alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+# shellcheck disable=SC2317
+wait_gone() {   # PID TENTHS: wait up to TENTHS/10 s; 0 if gone
+	local i
+	for ((i = 0; i < $2; i++)); do
+		alive "$1" || return 0
+		sleep 0.1 || true
+	done
+	! alive "$1"
+}
+
+# shellcheck disable=SC2317
+wait_file() {   # FILE TENTHS: wait up to TENTHS/10 s for FILE to have data
+	local i
+	for ((i = 0; i < $2; i++)); do
+		[ -s "$1" ] && return 0
+		sleep 0.1 || true
+	done
+	[ -s "$1" ]
+}
+
 # shellcheck disable=SC2317  # called from the EXIT trap
 cleanup() {
-	local rc=$?
+	local rc=$? p st
 	[ "$cleaned" -eq 0 ] || return 0
 	cleaned=1
 	trap '' INT TERM
 	# traffic first, so the final counters are quiet (bounded: nothing
-	# may keep us from stopping swordd)
+	# may keep us from stopping swordd; ping and the endpoints handle
+	# SIGINT themselves, printing their summaries)
 	for p in "${bg_pids[@]}"; do
 		kill -INT "$p" 2>/dev/null || true
 	done
 	for p in "${bg_pids[@]}"; do
-		for _ in $(seq 50); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
+		wait_gone "$p" 30 && continue
+		kill -TERM "$p" 2>/dev/null || true
+		wait_gone "$p" 20 || kill -KILL "$p" 2>/dev/null || true
 	done
-	if [ -n "$swordd_pid" ] && kill -0 "$swordd_pid" 2>/dev/null; then
+	if [ -z "$swordd_pid" ] && alive "$swordd_job"; then
+		# stopped while swordd was starting: it writes its pid first thing
+		wait_file "$work/swordd.pid" 20
+		swordd_pid=$(cat "$work/swordd.pid" 2>/dev/null) || swordd_pid=$swordd_job
+	fi
+	if alive "$swordd_pid"; then
 		log "stopping swordd (SIGTERM)"
 		kill -TERM "$swordd_pid" 2>/dev/null || true
-		for _ in $(seq 200); do
-			kill -0 "$swordd_pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$swordd_pid" 2>/dev/null; then
+		if ! wait_gone "$swordd_pid" 200; then
 			log "swordd did not stop, killing it"
 			kill -KILL "$swordd_pid" 2>/dev/null || true
+			wait_gone "$swordd_pid" 50 || true
 			rc=1
 		fi
-		wait "$swordd_pid" 2>/dev/null || rc=$?
-		[ "$rc" -eq 0 ] || { log "swordd exited $rc; its log:"; tail -20 "$work/swordd.log" >&2; }
 	fi
-	[ -s "$work/server.log" ] && tail -1 "$work/server.log" | sed 's/^/run.sh: /'
-	[ -s "$work/ping.log" ] && grep -E 'packets transmitted' "$work/ping.log" | sed 's/^/run.sh: ping: /'
+	if [ -n "$swordd_job" ]; then
+		# gone (or going: setsid -w exits right after swordd); bounded
+		if wait_gone "$swordd_job" 50; then
+			wait "$swordd_job" 2>/dev/null || { st=$?; [ "$st" -eq 127 ] || rc=$st; }
+		fi
+		[ "$rc" -eq 0 ] || { log "swordd exited $rc; its log:"; tail -20 "$work/swordd.log" >&2 || true; }
+	fi
+	# (reports only: under set -e a failing one would abort the cleanup)
+	tail -1 "$work/server.log" 2>/dev/null | sed 's/^/run.sh: /' || true
+	tail -1 "$work/client.log" 2>/dev/null | sed 's/^/run.sh: /' || true
+	grep -E 'packets transmitted' "$work/ping.log" 2>/dev/null | sed 's/^/run.sh: ping: /' || true
 	if [ -n "$stats_json" ] && [ -f "$work/stats.json" ]; then
 		cp "$work/stats.json" "$stats_json"
 	fi
@@ -132,16 +171,19 @@ trap 'exit 0' INT TERM
 # retransmission; real RDMA endpoints come with the rxe tests).
 cat >"$work/endpoint.py" <<'EOF'
 import os, select, signal, socket, struct, sys, time
-role, ifname, my_mac, peer_mac, my_ip, peer_ip, helpers, rate = sys.argv[1:9]
-sys.path.insert(0, helpers)
-import roce_scapy as rs
 
+# Handlers first: scapy takes seconds to import on a busy machine, and a
+# background job of a script starts with SIGINT ignored.
 stop = False
 def on_signal(*_):
     global stop
     stop = True
 signal.signal(signal.SIGINT, on_signal)
 signal.signal(signal.SIGTERM, on_signal)
+
+role, ifname, my_mac, peer_mac, my_ip, peer_ip, helpers, rate = sys.argv[1:9]
+sys.path.insert(0, helpers)
+import roce_scapy as rs
 
 raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
 raw.bind((ifname, 0))
@@ -150,6 +192,7 @@ raw.bind((ifname, 0))
 hold = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 hold.bind((my_ip, 4791))
 peer = socket.inet_aton(peer_ip)
+print("%s: ready" % role, flush=True)
 CLIENT_QP, SERVER_QP = 0x11, 0x22
 LOCK, DATA, RKEY = 0x10000000, 0x10001000, 0x1234
 kw = dict(src_mac=my_mac, dst_mac=peer_mac, src_ip=my_ip, dst_ip=peer_ip,
@@ -255,15 +298,21 @@ cmd=("$swordd" --no-pci "${eal_mem[@]}" --file-prefix "$prefix"
 log "${cmd[*]}"
 # stdout (stats lines, final counters) to the terminal; EAL/PMD logs to a
 # file.  Its own session: Ctrl-C reaches only us, and cleanup stops the
-# traffic before swordd, so the final counters add up.
-setsid "${cmd[@]}" 2>"$work/swordd.log" &
-swordd_pid=$!
+# traffic before swordd, so the final counters add up.  setsid forks when
+# its caller leads a process group (then $! is not swordd): swordd writes
+# its own pid, and -w makes setsid wait and pass on swordd's exit status.
+# shellcheck disable=SC2016  # $$ and $@ are the inner bash's
+setsid -w bash -c 'echo $$ >"$0" && exec "$@"' "$work/swordd.pid" "${cmd[@]}" \
+	2>"$work/swordd.log" &
+swordd_job=$!
 
-if ! tap_wait_up "$if_c" 60 "$swordd_pid" || ! tap_wait_up "$if_s" 60 "$swordd_pid"; then
+if ! tap_wait_up "$if_c" 60 "$swordd_job" || ! tap_wait_up "$if_s" 60 "$swordd_job"; then
 	log "swordd did not start its ports; its log:"
 	tail -20 "$work/swordd.log" >&2
 	exit 1
 fi
+wait_file "$work/swordd.pid" 50 || { log "swordd did not write its pid"; exit 1; }
+swordd_pid=$(cat "$work/swordd.pid")
 iface_to_netns "$if_c" "$ns_c" "$ip_c/24"
 iface_to_netns "$if_s" "$ns_s" "$ip_s/24"
 mac_c=$(iface_mac "$ns_c" "$if_c")
@@ -274,26 +323,55 @@ helpers="$top/tests/helpers"
 ip netns exec "$ns_s" "$py" "$work/endpoint.py" server "$if_s" "$mac_s" "$mac_c" "$ip_s" "$ip_c" "$helpers" 0 \
 	>"$work/server.log" 2>&1 &
 bg_pids+=($!)
-sleep 1 # let the server open its socket before the first request
+# the server must listen before the first request (scapy takes a while to
+# import on a busy machine): wait for it, bounded
+wait_file_line() {   # FILE TEXT TENTHS
+	local i
+	for ((i = 0; i < $3; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		alive "$swordd_job" || return 1
+		sleep 0.1 || true
+	done
+	return 1
+}
+wait_file_line "$work/server.log" "server: ready" 300 ||
+	log "warning: the demo server did not start within 30 s"
 ip netns exec "$ns_c" "$py" "$work/endpoint.py" client "$if_c" "$mac_c" "$mac_s" "$ip_c" "$ip_s" "$helpers" "$rate" \
-	> >(tee "$work/client.log") 2>&1 &
+	>"$work/client.log" 2>&1 &
 bg_pids+=($!)
 if command -v ping >/dev/null; then
 	ip netns exec "$ns_c" ping -i 0.5 "$ip_s" >"$work/ping.log" 2>&1 &
 	bg_pids+=($!)
+	# "running" means traffic flows: wait (bounded) for the first echo
+	# reply through swordd
+	wait_file_line "$work/ping.log" "bytes from" 300 ||
+		log "warning: no ping reply through swordd after 30 s"
 else
 	log "ping not installed (apt-get install iputils-ping): no ICMP traffic"
 fi
 
+wait_file_line "$work/client.log" "client: ready" 300 ||
+	log "warning: the demo client did not start within 30 s"
+
+# Poll (see "Waiting, the robust way" above): Ctrl-C, SIGTERM, the end of
+# --duration or swordd exiting on its own each stop us within ~0.2 s.
 if [ "$duration" -gt 0 ]; then
 	log "running for ${duration}s"
-	sleep "$duration" &
-	wait $! || true
+	end=$((SECONDS + duration))
 else
 	log "running; Ctrl-C to stop"
-	if wait "$swordd_pid"; then rc=0; else rc=$?; fi
-	swordd_pid=""
-	log "swordd exited on its own (status $rc)"
-	exit "$rc"
+	end=-1
 fi
-exit 0
+while alive "$swordd_job"; do
+	if [ "$end" -ge 0 ] && [ "$SECONDS" -ge "$end" ]; then
+		exit 0
+	fi
+	sleep 0.2 || true
+done
+swordd_pid=""
+trap '' INT TERM        # this wait must not be interrupted (see above)
+rc=0
+wait "$swordd_job" || rc=$?
+swordd_job=""
+log "swordd exited on its own (status $rc)"
+exit "$rc"

@@ -53,6 +53,8 @@ struct sword_lane {
 	struct rte_ring *cap_in;                 /* pcapng copies, to the main lcore */
 	struct rte_ring *cap_out;
 	struct rte_mempool *cap_pool;
+	bool has_handoff;                        /* handoff_to[] may be used */
+	bool flush_per_burst;                    /* else one flush per poll */
 	struct sword_tx_batch batch;
 } __rte_cache_aligned;
 
@@ -79,7 +81,8 @@ int
 sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 		   char *err, size_t errlen)
 {
-	unsigned int w, s, o;
+	unsigned int w, s, o, n_polling = 0;
+	bool need_handoff = false;
 	int socket = (int)rte_socket_id();
 	struct rte_ring *txr[SWORD_MAX_PORTS][SWORD_MAX_WORKERS];
 
@@ -140,9 +143,43 @@ sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 		}
 	}
 
-	/* Hand-off rings only matter when servers are spread over workers. */
-	if (d->n_workers > 1 && cfg->n_servers > 0) {
+	/*
+	 * A worker without an RX queue (more workers than a port has queues)
+	 * only ever sees hand-offs.  Owning a server there would bounce all its
+	 * frames through two rings and a second core for nothing, so servers
+	 * not pinned in the config ([server.X] worker) go round robin over the
+	 * workers that receive: those are 0..n_polling-1.
+	 */
+	for (w = 0; w < d->n_workers; w++)
+		if (d->lanes[w]->n_rx > 0)
+			n_polling++;
+	{
+		unsigned int i;
+
+		if (n_polling > 0 && n_polling < d->n_workers && cfg->n_servers > 0) {
+			for (i = 0; i < cfg->n_servers; i++)
+				if (cfg->servers[i].worker < 0)
+					d->shards.owner[i] = (uint16_t)(i % n_polling);
+			SWORD_LOG(INFO, "%u of %u workers have RX queues: servers without a "
+				  "[server] worker go round robin over those", n_polling,
+				  d->n_workers);
+		}
+	}
+
+	/* Hand-off rings only matter when frames can reach a worker that does
+	 * not own their server (several receive, or a server is pinned to one
+	 * that does not), and only for workers that own a server. */
+	for (s = 0; s < cfg->n_servers; s++)
+		need_handoff |= d->n_workers > 1 && (n_polling > 1 || d->shards.owner[s] != 0);
+	if (need_handoff) {
 		for (w = 0; w < d->n_workers; w++) {
+			unsigned int i;
+			bool owns = false;
+
+			for (i = 0; i < cfg->n_servers; i++)
+				owns |= d->shards.owner[i] == w;
+			if (!owns)
+				continue;
 			d->lanes[w]->handoff_in = mk_ring("ho", w, 0, HANDOFF_RING_SIZE,
 							  socket, RING_F_SC_DEQ);
 			if (d->lanes[w]->handoff_in == NULL) {
@@ -151,9 +188,11 @@ sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 				return -1;
 			}
 		}
-		for (w = 0; w < d->n_workers; w++)
+		for (w = 0; w < d->n_workers; w++) {
 			for (o = 0; o < d->n_workers; o++)
 				d->lanes[w]->handoff_to[o] = d->lanes[o]->handoff_in;
+			d->lanes[w]->has_handoff = true;
+		}
 	}
 
 	/*
@@ -192,6 +231,13 @@ sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 				  sword_feature_name(f), d->n_workers);
 		}
 	}
+
+	/* One TX flush per poll (each side's frames of all RX queues in one
+	 * tx_burst) unless the batch could overflow: hand-off arrays hold one
+	 * burst, and functions may add frames of their own. */
+	for (w = 0; w < d->n_workers; w++)
+		d->lanes[w]->flush_per_burst = d->lanes[w]->has_handoff ||
+			d->workers[w]->n_fn > 0;
 
 	for (s = 0; s < d->n_slots; s++)
 		SWORD_LOG(INFO, "port %u (%s): %u queue(s) for %u worker(s)%s",
@@ -536,6 +582,9 @@ lane_flush(struct sword_lane *ln)
 
 	for (side = 0; side < SWORD_SIDE_NUM; side++)
 		lane_tx(ln, sword_worker_slot_of_side(w, side), b->pkts[side], b->n[side]);
+	b->n[SWORD_SIDE_CLIENT] = b->n[SWORD_SIDE_SERVER] = 0;
+	if (!ln->has_handoff)
+		return;
 	for (o = 0; o < w->n_workers; o++) {
 		uint16_t n = b->n_handoff[o], q;
 
@@ -582,9 +631,12 @@ lane_poll(struct sword_lane *ln)
 		sword_worker_process(w, rx->port, pkts, n, &ln->batch);
 		w->stats.proc_cycles += rte_rdtsc() - t0;
 		w->stats.proc_frames += n;
-		lane_flush(ln);
+		if (ln->flush_per_burst)
+			lane_flush(ln);
 		total += n;
 	}
+	if (!ln->flush_per_burst && total > 0)
+		lane_flush(ln);
 	if (ln->handoff_in != NULL) {
 		n = (uint16_t)rte_ring_dequeue_burst(ln->handoff_in, (void **)pkts,
 						     ln->burst, NULL);
@@ -615,6 +667,14 @@ sword_worker_loop(void *arg)
 {
 	struct sword_lane *ln = arg;
 
+	if (ln->n_rx == 0 && ln->handoff_in == NULL) {
+		/* Nothing can ever arrive (TX rings are only for queue owners):
+		 * leave the CPU to the others, as testpmd does with lcores
+		 * without streams.  The final drain covers our (empty) rings. */
+		SWORD_LOG(INFO, "worker %u on lcore %u: no RX queue, no hand-off ring: idle",
+			  ln->w->id, rte_lcore_id());
+		return 0;
+	}
 	SWORD_LOG(INFO, "worker %u on lcore %u: %u RX queue(s)%s", ln->w->id,
 		  rte_lcore_id(), ln->n_rx, ln->handoff_in ? ", hand-off ring" : "");
 	while (!quitting(ln->d))

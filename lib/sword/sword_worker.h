@@ -155,11 +155,12 @@ void sword_shard_map_build(struct sword_shard_map *sm, const struct sword_config
 static inline int
 sword_shard_lookup(const struct sword_shard_map *sm, uint32_t ip)
 {
-	uint32_t h = (rte_be_to_cpu_32(ip) * 2654435761u) >> 24;
+	uint32_t h;
 	unsigned int i;
 
 	if (sm->n_servers == 0 || ip == 0)
 		return -1;
+	h = (rte_be_to_cpu_32(ip) * 2654435761u) >> 24;
 	for (i = 0; i < SWORD_SHARD_SLOTS; i++) {
 		uint32_t s = (h + i) & (SWORD_SHARD_SLOTS - 1);
 

@@ -7,7 +7,10 @@ README's main command, scripts/run.sh, without setup.sh:
      responses counted by opcode, managed_rx > 0 since 198.18.0.2 is
      server.mem0 in conf/swordd.conf); the client got answers through it;
   2. no duration, stopped with SIGINT (Ctrl-C) while running: exits 0, prints
-     swordd's final counters.
+     swordd's final counters, and they show the demo traffic both ways
+     (run.sh says "running" only once a ping got through swordd).  Ctrl-C
+     reaches run.sh, ping and the endpoints at once (one process group):
+     the case where bash's `wait` used to lose a child and hang.
 After each run nothing is left: namespaces, taps, swordd, /var/run/dpdk dir.
 """
 
@@ -108,7 +111,8 @@ def body():
     t.check(not left, "run.sh left behind: %s" % left)
 
     # 2. until Ctrl-C
-    p, outp = start([], d, "sigint")
+    sj = os.path.join(d, "stats-sigint.json")
+    p, outp = start(["--stats-json", sj], d, "sigint")
     t.wait_for(lambda: p.poll() is None and "running; Ctrl-C" in open(outp).read()
                and open(outp).read().count("stats:") >= 2, 120,
                "run.sh to run and print stats")
@@ -122,6 +126,13 @@ def body():
     t.log("\n".join(out.splitlines()[-6:]))
     t.check_eq(rc, 0, "run.sh exit code after Ctrl-C\n" + out)
     t.check("final counters" in out, "no final counters after Ctrl-C:\n" + out[-2000:])
+    st = t.read_stats_json(sj)
+    ports = st["ports"]
+    t.check(ports[0]["rx"] > 0 and ports[1]["rx"] > 0, "no traffic on one side: %r" % ports)
+    t.check_eq(ports[1]["tx"] + ports[1].get("tx_dropped", 0), ports[0]["rx"],
+               "port 1 tx + tx_dropped vs port 0 rx (Ctrl-C)")
+    t.check_eq(ports[0]["tx"] + ports[0].get("tx_dropped", 0), ports[1]["rx"],
+               "port 0 tx + tx_dropped vs port 1 rx (Ctrl-C)")
     left = leftovers(p.pid)
     t.check(not left, "run.sh left behind after Ctrl-C: %s" % left)
 
