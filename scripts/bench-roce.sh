@@ -64,8 +64,14 @@ printf '(a) parse                                 %4d instr/pkt (loop - empty lo
 	$((ipp_parse - ipp_empty))
 printf '    roce_parse inclusive                  %s\n' "$(incl parse roce_parse)"
 printf '(b) parse + ICRC verify                   %4d instr/pkt\n' $((ipp_verify - ipp_empty))
-printf '    roce_icrc_verify inclusive            %s (rte_net_crc_calc %s)\n' \
-	"$(incl verify roce_icrc_verify)" "$(incl verify rte_net_crc_calc)"
+# the CRC core: lib/roce's folding CRC, or rte_net_crc where it is not used
+core=
+for fn in icrc_fold_avx icrc_fold_sse rte_net_crc_calc; do
+	v=$(incl verify $fn)
+	[ -n "$v" ] && core="$core${core:+, }$fn $v"
+done
+printf '    roce_icrc_verify inclusive            %s (%s)\n' \
+	"$(incl verify roce_icrc_verify)" "${core:-CRC core not seen}"
 printf '(c) ICRC verify + CAS->WRITE + ICRC redo  %4d instr/pkt (rewrite - copy; target <= 250)\n' \
 	$((ipp_rewrite - ipp_copy))
 printf '    roce_icrc_verify %s + roce_atomic_to_write %s inclusive\n' \

@@ -327,7 +327,7 @@ uint32_t roce_get_msn(const uint8_t *frame, const struct roce_pkt *p);
 void roce_set_aeth(uint8_t *frame, const struct roce_pkt *p, uint8_t syndrome, uint32_t msn);
 
 /* ---------------------------------------------------------------------- */
-/* ICRC (RoCEv2 Annex A17.3.3), computed with rte_net_crc (CRC32_ETH) */
+/* ICRC (RoCEv2 Annex A17.3.3): CRC-32 (Ethernet polynomial) */
 
 /*
  * ICRC over the masked pseudo-frame: 8 bytes 0xFF, IP header with
@@ -337,9 +337,10 @@ void roce_set_aeth(uint8_t *frame, const struct roce_pkt *p, uint8_t syndrome, u
  * interpreted little-endian (i.e. compare with rte_le_to_cpu_32 of the
  * trailing 4 bytes).
  *
- * The frame is modified while computing (the masked bytes and the 8 bytes
- * before the IP header are temporarily overwritten) and restored before
- * return: this avoids a copy.  Callers must own the buffer.
+ * On x86 with PCLMULQDQ the masks are applied while folding (no copy, the
+ * frame is not touched); elsewhere the masked bytes and the 8 bytes before
+ * the IP header are overwritten for one rte_net_crc_calc and restored, so
+ * callers must own the buffer.  See roce_icrc.c for why and the numbers.
  */
 uint32_t roce_icrc_compute(uint8_t *frame, const struct roce_pkt *p);
 bool roce_icrc_verify(uint8_t *frame, const struct roce_pkt *p);

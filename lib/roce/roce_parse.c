@@ -271,15 +271,20 @@ ld32le(const uint8_t *p)
  * Per opcode, what the fast path needs in one cache line pair: the header
  * offsets word as stored in struct roce_pkt, the least BTH..ICRC length
  * (0xffff for opcodes we do not know, so they always fall back), and the
- * payload rule as "(payload & mask) == fixed".  Derived from the opcode
+ * payload rule as "(payload & mask) == fixed", which also refuses frames
+ * too short for the opcode's headers.  Derived from the opcode
  * table once at start-up.
  */
 struct fast_op {
 	const struct roce_opcode_info *oi;
 	uint64_t offs;          /* l3_off, l4_off, bth_off, payload_off */
-	uint16_t min_bth_len;
-	uint16_t pay_mask;
-	uint16_t pay_fixed;
+	uint32_t min_bth_len;
+	/* the payload length is computed as bth_len - min_bth_len in 32
+	 * bits: a frame too short for the headers wraps it to a value with
+	 * the high 16 bits set, which the mask catches too */
+	uint32_t pay_mask;
+	uint32_t pay_fixed;
+	uint32_t unused;        /* 32 bytes: the index is a shift */
 };
 
 static struct fast_op fast_ops[256];
@@ -300,20 +305,23 @@ RTE_INIT(roce_fast_ops_init)
 		       offsetof(struct roce_pkt, l3_off), sizeof(fo->offs));
 		if (!(oi->flags & ROCE_F_VALID)) {
 			fo->min_bth_len = UINT16_MAX;
+			fo->pay_mask = UINT32_MAX;
+			fo->pay_fixed = 0;
 			continue;
 		}
 		fo->min_bth_len = oi->hdr_len + ROCE_ICRC_LEN;
 		if (oi->fixed_payload || !(oi->flags & ROCE_F_PAYLOAD)) {
-			fo->pay_mask = UINT16_MAX;
+			fo->pay_mask = UINT32_MAX;
 			fo->pay_fixed = oi->fixed_payload;
 		} else {
-			fo->pay_mask = 3;
+			fo->pay_mask = 0xffff0000u | 3;
 			fo->pay_fixed = 0;
 		}
 	}
 }
 
 /* The fast path stores four offsets as one word. */
+_Static_assert(sizeof(struct fast_op) == 32, "fast_op is 32 bytes");
 _Static_assert(offsetof(struct roce_pkt, l4_off) ==
 	       offsetof(struct roce_pkt, l3_off) + 2 &&
 	       offsetof(struct roce_pkt, bth_off) ==
@@ -355,7 +363,6 @@ roce_parse(const uint8_t *f, uint32_t len, struct roce_pkt *p)
 	payload_len = bth_len - fo->min_bth_len;
 	if (unlikely((f[FAST_BTH + 1] & (ROCE_BTH_TVER_MASK |
 					 ROCE_BTH_PAD_MASK)) ||
-		     tot < IPV4_HLEN + UDP_HLEN + (uint32_t)fo->min_bth_len ||
 		     (payload_len & fo->pay_mask) != fo->pay_fixed))
 		return parse_full(f, len, p);
 

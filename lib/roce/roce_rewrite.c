@@ -23,12 +23,22 @@
 
 #include "roce.h"
 
-static inline void
-st16(uint8_t *p, uint16_t host)
+/*
+ * Big-endian stores and loads spelled out byte by byte: compilers turn
+ * them into one move and a byte swap, where rte_cpu_to_be_16 of a
+ * non-constant is an inline-asm xchg the optimizer cannot see through.
+ */
+static inline uint16_t
+ld16be(const uint8_t *p)
 {
-	uint16_t v = rte_cpu_to_be_16(host);
+	return (uint16_t)((p[0] << 8) | p[1]);
+}
 
-	memcpy(p, &v, sizeof(v));
+static inline void
+st16be(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
 }
 
 static inline void
@@ -86,20 +96,16 @@ udp_cksum_fix(uint8_t *f, const struct roce_pkt *p)
 static inline void
 len_add(uint8_t *at, int32_t delta, uint8_t *ip4_cksum)
 {
-	uint16_t old, new, cs;
+	uint16_t old = ld16be(at), new = (uint16_t)(old + delta);
 	uint32_t sum;
 
-	memcpy(&old, at, sizeof(old));
-	new = rte_cpu_to_be_16((uint16_t)(rte_be_to_cpu_16(old) + delta));
-	memcpy(at, &new, sizeof(new));
+	st16be(at, new);
 	if (ip4_cksum == NULL)
 		return;
-	memcpy(&cs, ip4_cksum, sizeof(cs));
-	sum = (uint16_t)~cs + (uint32_t)(uint16_t)~old + new;
+	sum = (uint16_t)~ld16be(ip4_cksum) + (uint32_t)(uint16_t)~old + new;
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
-	cs = (uint16_t)~sum;
-	memcpy(ip4_cksum, &cs, sizeof(cs));
+	st16be(ip4_cksum, (uint16_t)~sum);
 }
 
 /*
@@ -144,7 +150,7 @@ resize(uint8_t *f, uint32_t *len_io, uint32_t cap, const struct roce_pkt *p,
 	return 0;
 }
 
-static inline void
+static __rte_always_inline void
 set_opcode(uint8_t *f, struct roce_pkt *p, uint8_t opcode)
 {
 	f[p->bth_off] = opcode;
