@@ -1,0 +1,314 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""
+e2e — run roce-peer memory server and clients in network namespaces, either
+through swordd (two-port, net_tap) or directly (veth pair), and judge the run.
+
+Why it exists: the end-to-end tests (test_e2e.py) and the load benchmark
+(bench_e2e.py) build the same topology and apply the same checks; this is
+that code once.  It reuses tests/daemon/swordtest.py for swordd, namespaces,
+sniffers and cleanup (everything named after the pid, cleaned up on failure
+and on SIGTERM).
+
+  netns C (198.18.0.1) --tap--> swordd two-port --tap--> netns S (198.18.0.2)
+  netns C (198.18.0.1) ---------- veth pair -----------> netns S   (direct)
+
+Environment (meson sets these): SWORDD, ROCE_PEER, TEST_HELPERS, SOURCE_ROOT.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "daemon"))
+import swordtest as t  # noqa: E402
+
+CLIENT_IP, SERVER_IP = "198.18.0.1", "198.18.0.2"
+
+SWORDD_CONF = """\
+[ports]
+mode = two-port
+client = 0
+server = 1
+mbufs = 8191
+[cores]
+workers = 1
+[server.mem0]
+ip = {server_ip}
+[lock.table0]
+server = mem0
+rkey = any
+base = 0x10000000
+length = 0x10000
+word_size = 8
+[atomic]
+; swordd starts before any RDMA traffic exists, so no answer it sees can be
+; a replay of a request executed before it ran: learn word values at once
+; (the 1 s default holdoff would cover most of a short test run)
+learn_holdoff_ms = 0
+[features]
+atomic_replacement = {accel}
+"""
+
+
+def roce_peer_path():
+    p = os.environ.get("ROCE_PEER")
+    if not p or not os.access(p, os.X_OK):
+        raise t.TestFailure("roce-peer binary not found (ROCE_PEER): %r" % p)
+    return p
+
+
+class Topology:
+    """Namespaces C and S joined through swordd (path='swordd') or a veth pair."""
+
+    def __init__(self, path="swordd", accel=False, pcap=False, d=None):
+        self.d = d or t.tmpdir()
+        tg = t.tag()
+        self.ns_c, self.ns_s = "e2ec%s" % tg, "e2es%s" % tg
+        self.if_c, self.if_s = "e2c%s" % tg, "e2s%s" % tg
+        self.path = path
+        self.sw = None
+        self.t_start = __import__("time").monotonic()
+        self.stats_json = os.path.join(self.d, "swordd-stats.json")
+        t.netns(self.ns_c)
+        t.netns(self.ns_s)
+        if path == "swordd":
+            conf = os.path.join(self.d, "swordd.conf")
+            with open(conf, "w") as f:
+                f.write(SWORDD_CONF.format(server_ip=SERVER_IP,
+                                           accel="on" if accel else "off"))
+            self.sw = t.Swordd(["net_tap0,iface=%s" % self.if_c,
+                                "net_tap1,iface=%s" % self.if_s],
+                               ["-c", conf, "--stats-json", self.stats_json],
+                               eal_extra=["-l", "0-1"], name="e2e",
+                               workdir=self.d).start()
+            t.wait_tap_started(self.sw, self.if_c)
+            t.wait_tap_started(self.sw, self.if_s)
+            t.move_iface(self.if_c, self.ns_c, CLIENT_IP + "/24")
+            t.move_iface(self.if_s, self.ns_s, SERVER_IP + "/24")
+        else:
+            t.sh(["ip", "link", "add", self.if_c, "type", "veth", "peer", "name", self.if_s])
+            t.on_cleanup(t.sh, ["ip", "link", "del", self.if_c], check_rc=False)
+            t.move_iface(self.if_c, self.ns_c, CLIENT_IP + "/24")
+            t.move_iface(self.if_s, self.ns_s, SERVER_IP + "/24")
+        # The path must carry frames before the clients start: on a loaded
+        # machine a tap can take a moment after the move, and a client whose
+        # first requests vanish spends its whole retry budget at start-up.
+        t.wait_for(lambda: subprocess.run(
+            ["ip", "netns", "exec", self.ns_c, "ping", "-c", "1", "-W", "1", SERVER_IP],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0,
+            60, "ping from the client namespace to the server through the path")
+        self.mac_c = t.iface_mac(self.if_c, self.ns_c)
+        self.mac_s = t.iface_mac(self.if_s, self.ns_s)
+        self.sniffers = []
+        if pcap:
+            for ns, ifn, nm in ((self.ns_c, self.if_c, "client-side.pcap"),
+                                (self.ns_s, self.if_s, "server-side.pcap")):
+                self.sniffers.append(t.Sniffer(ns, ifn, os.path.join(self.d, nm),
+                                               ["-B", "32768", "udp", "port", "4791"]))
+
+    def accel_available(self):
+        if not self.sw:
+            return False
+        return "has no implementation" not in self.sw.stderr() + self.sw.stdout()
+
+    def stop_swordd(self):
+        if not self.sw:
+            return None
+        rc = self.sw.stop()
+        if rc != 0:
+            self.sw.dump()
+        t.check_eq(rc, 0, "swordd exit code on SIGTERM")
+        return t.read_stats_json(self.stats_json)
+
+    def stop_sniffers(self):
+        paths = []
+        for s in self.sniffers:
+            s.stop()
+            paths.append(s.path)
+        return paths
+
+
+class Proc:
+    def __init__(self, cmd, d, name):
+        self.name = name
+        self.log = os.path.join(d, name + ".log")
+        self.f = open(self.log, "w")
+        t.log("+", " ".join(cmd))
+        self.cpu_s = None
+        self.p = subprocess.Popen(cmd, stdout=self.f, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL)
+        t.on_cleanup(self.kill)
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+    def wait(self, timeout):
+        """Exit code; self.cpu_s = user+system CPU seconds it used (ip netns
+        exec execs the program, so the child is the program itself)."""
+        import time
+        deadline = time.monotonic() + timeout
+        while self.p.returncode is None:
+            pid, status, ru = os.wait4(self.p.pid, os.WNOHANG)
+            if pid == self.p.pid:
+                self.p.returncode = os.waitstatus_to_exitcode(status)
+                self.cpu_s = ru.ru_utime + ru.ru_stime
+                break
+            if time.monotonic() > deadline:
+                self.dump()
+                raise t.TestFailure("%s did not finish within %ss" % (self.name, timeout))
+            time.sleep(0.05)
+        return self.p.returncode
+
+    def output(self):
+        self.f.flush()
+        with open(self.log) as f:
+            return f.read()
+
+    def dump(self, lines=30):
+        t.log("---- %s (tail)" % self.name)
+        t.log("\n".join(self.output().splitlines()[-lines:]))
+
+
+def fault_args(faults, seed):
+    if not faults:
+        return []
+    return ["--loss", str(faults.get("loss", 0)), "--dup", str(faults.get("dup", 0)),
+            "--reorder", str(faults.get("reorder", 0)),
+            "--reorder-us", str(faults.get("reorder_us", 300)),
+            "--delay-us", str(faults.get("delay_us", 0)), "--fault-seed", str(seed)]
+
+
+def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None,
+        locks=4, faults=None, ack="every", ackreq="last", rto_us=10000,
+        client_timeout=300, progress=0, window=16):
+    """Server + clients; returns (server_json, [client_json], [client rc])."""
+    rp = roce_peer_path()
+    d = topo.d
+    sj = os.path.join(d, "server.json")
+    ready = os.path.join(d, "server.ready")
+    n_locks_dump = locks if workload != "rcuckoo-lock" else (locks + 63) // 64
+    srv = Proc(t.in_ns(topo.ns_s, [rp, "server", "--iface", topo.if_s, "--ip", SERVER_IP,
+                                    "--max-qps", str(max(256, clients * qps)),
+                                    "--ack", ack, "--dump-locks", str(max(locks, 1)),
+                                    "--json", sj, "--ready-file", ready,
+                                    "--progress", "0"] +
+                                   (["--dump-clover", str(locks)] if workload == "clover" else []) +
+                                   fault_args(faults, 1000)),
+               d, "server")
+    t.wait_for(lambda: os.path.exists(ready) or srv.p.poll() is not None, 30,
+               "memory server ready")
+    if srv.p.poll() is not None:
+        srv.dump()
+        raise t.TestFailure("memory server exited early")
+    cls = []
+    for c in range(clients):
+        cj = os.path.join(d, "client%d.json" % c)
+        cmd = [rp, "client", "--iface", topo.if_c, "--ip", CLIENT_IP,
+               "--server-ip", SERVER_IP, "--server-mac", topo.mac_s,
+               "--client-id", str(c), "--qps", str(qps), "--workload", workload,
+               "--locks", str(locks), "--ackreq", ackreq,
+               "--rto-us", str(rto_us), "--json", cj, "--progress", str(progress),
+               "--window", str(window)]
+        if ops:
+            cmd += ["--ops", str(ops)]
+        if duration:
+            cmd += ["--duration", str(duration)]
+        cmd += fault_args(faults, 2000 + c)
+        cls.append((Proc(t.in_ns(topo.ns_c, cmd), d, "client%d" % c), cj))
+    rcs = [p.wait(client_timeout) for p, _ in cls]
+    srv.p.terminate()
+    srv.wait(30)
+    cjs = []
+    for (p, cj), rc in zip(cls, rcs):
+        if not os.path.exists(cj):
+            p.dump()
+            raise t.TestFailure("%s wrote no summary (rc %d)" % (p.name, rc))
+        with open(cj) as f:
+            cjs.append(json.load(f))
+        if rc != 0:
+            p.dump()
+    t.check(os.path.exists(sj), "memory server wrote no summary")
+    with open(sj) as f:
+        sjs = json.load(f)
+    sjs["_dumped_words"] = n_locks_dump
+    sjs["_cpu_s"] = srv.cpu_s
+    for (p, _), c in zip(cls, cjs):
+        c["_cpu_s"] = p.cpu_s
+    return sjs, cjs, rcs
+
+
+def check_run(sjs, cjs, rcs, workload, locks):
+    """The run's own verdict plus the cross-client memory checks."""
+    for c, rc in zip(cjs, rcs):
+        t.check_eq(c["violations"], 0, "client %d violations (%r)"
+                   % (c["client_id"], c["violation_msgs"]))
+        t.check_eq(c["qp_errors"], 0, "client %d QP errors (%r)" % (c["client_id"], c["errors"]))
+        t.check(not c["retry_storm"], "client %d retry storm" % c["client_id"])
+        t.check_eq(c["errors"], [], "client %d errors" % c["client_id"])
+        t.check_eq(rc, 0, "client %d exit code" % c["client_id"])
+        t.check_eq(c["rx_bad_icrc"], 0, "client %d frames with a bad ICRC" % c["client_id"])
+        t.check(c["ops"] > 0, "client %d did no operations" % c["client_id"])
+    t.check_eq(sjs["rx_bad_icrc"], 0, "server frames with a bad ICRC")
+    t.check_eq(sjs["rx_malformed"], 0, "server malformed frames")
+    t.check_eq(sjs["naks_access"] + sjs["naks_invalid"], 0, "server access/invalid NAKs")
+    if workload in ("sherman-lock", "rcuckoo-lock"):
+        words = sjs["lock_words"]
+        recs = sjs["records"]
+        for i in range(locks):
+            cs = sum(c["cs_per_lock"][i] for c in cjs)
+            t.check_eq(recs[i][1], cs, "lock %d: counter in memory vs critical sections "
+                       "completed by all clients" % i)
+            t.check_eq(recs[i][0], 0, "lock %d: holder left in the record" % i)
+        t.check(all(w == 0 for w in words[:sjs["_dumped_words"]]),
+                "lock words not all released: %r" % words[:sjs["_dumped_words"]])
+    if workload == "clover":
+        for k in range(locks):
+            t.check_eq(sjs["clover_chain_len"][k], sum(c["cs_per_lock"][k] for c in cjs),
+                       "key %d: version chain length in memory vs commits by all clients" % k)
+        t.check_eq(sjs["clover_bad_nodes"], 0, "nodes in a chain holding another key")
+    if workload == "cas-bench":
+        t.check_eq(sjs["bench_counter"], sum(c["faa_total"] for c in cjs),
+                   "FAA counter in memory vs FAAs completed")
+
+
+def check_swordd_counters(st, sjs, cjs, accel_active, accel_on=False):
+    """What crossed swordd is what the endpoints put on the wire.  With
+    acceleration configured swordd may answer from its own state (replayed
+    duplicates, synthesized ACKs), so the per-port balance is not checked
+    then; the RoCE frames it received still must be exactly the endpoints'."""
+    sent_c = sum(c["link_tx"] for c in cjs)
+    sent_s = sjs["link_tx"]
+    ports = st["ports"]
+    roce = sum(v for k, v in st.items() if k.startswith("opcode_0x"))
+    t.check_eq(st.get("malformed", 0), 0, "swordd malformed")
+    # every RoCE frame either endpoint sent reached swordd, and nothing else
+    # in the namespaces speaks RoCE
+    t.check_eq(roce, sent_c + sent_s, "swordd RoCE frames vs frames sent by the endpoints")
+    t.check(ports[0]["rx"] >= sent_c, "port 0 rx %d < client frames %d" % (ports[0]["rx"], sent_c))
+    t.check(ports[1]["rx"] >= sent_s, "port 1 rx %d < server frames %d" % (ports[1]["rx"], sent_s))
+    if not accel_on:
+        t.check_eq(ports[1]["tx"] + ports[1].get("tx_dropped", 0), ports[0]["rx"],
+                   "port 1 tx + tx_dropped vs port 0 rx")
+        t.check_eq(ports[0]["tx"] + ports[0].get("tx_dropped", 0), ports[1]["rx"],
+                   "port 0 tx + tx_dropped vs port 1 rx")
+    # the server received what swordd forwarded (less any tx drops)
+    t.check(sjs["rx_frames"] <= ports[1]["tx"] + 64,
+            "server got %d frames, swordd sent %d" % (sjs["rx_frames"], ports[1]["tx"]))
+    t.check(st.get("managed_rx", 0) > 0, "swordd managed no traffic (server configured)")
+    if accel_active:
+        t.check(st.get("rewritten", 0) > 0, "acceleration on but nothing rewritten")
+    else:
+        t.check_eq(st.get("rewritten", 0), 0, "rewrites in pass-through")
+
+
+def validate_pcaps(paths, min_frames):
+    helpers = os.environ.get("TEST_HELPERS") or os.path.join(HERE, "..", "helpers")
+    r = t.sh(["/usr/bin/python3", os.path.join(helpers, "validate_pcap.py"),
+              "--min", str(min_frames)] + paths, check_rc=False)
+    if r.returncode != 0:
+        raise t.TestFailure("validate_pcap.py:\n%s%s" % (r.stdout[-3000:], r.stderr[-2000:]))
+    t.log(r.stdout.strip())
