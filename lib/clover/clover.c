@@ -318,24 +318,6 @@ set_va(void *hdr, uint64_t va)
 	memcpy(hdr, &be, sizeof(be));
 }
 
-static inline uint64_t
-get_be64(const void *p)
-{
-	rte_be64_t be;
-
-	memcpy(&be, p, sizeof(be));
-	return rte_be_to_cpu_64(be);
-}
-
-static inline uint32_t
-get_be32(const void *p)
-{
-	rte_be32_t be;
-
-	memcpy(&be, p, sizeof(be));
-	return rte_be_to_cpu_32(be);
-}
-
 /* ---------------------------------------------------------------------- */
 /* Requests */
 
@@ -344,18 +326,18 @@ on_data_write(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int s
 	      uint64_t *ctr)
 {
 	const struct roce_reth *reth = roce_hdr(frame, p, ROCE_HDR_RETH);
-	uint64_t va = get_be64(&reth->va);
+	uint64_t va = roce_ld64(&reth->va);
 	const struct clover_region *r;
 	const uint8_t *val = frame + p->payload_off;
 	struct qp_ent *q;
 	uint64_t key;
 	int ri;
 
-	ri = region_of(cl, server, get_be32(&reth->rkey), va);
+	ri = region_of(cl, server, roce_ld32(&reth->rkey), va);
 	if (ri < 0)
 		return;
 	r = &cl->prm.regions[ri];
-	if (get_be32(&reth->dma_len) < r->write_min ||
+	if (roce_ld32(&reth->dma_len) < r->write_min ||
 	    (uint32_t)p->payload_len - p->pad < r->key_offset + r->key_width)
 		return;
 	/* a corrupted key would mislead the CAS and READs that follow */
@@ -384,7 +366,7 @@ on_tail_cas(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int ser
 	    uint64_t *ctr)
 {
 	struct roce_atomic_eth *ae = roce_hdr(frame, p, ROCE_HDR_ATOMIC_ETH);
-	uint64_t va = get_be64(&ae->va), node, target;
+	uint64_t va = roce_ld64(&ae->va), node, target;
 	const struct clover_region *r;
 	const struct qp_ent *q;
 	const struct read_ent *s;
@@ -392,7 +374,7 @@ on_tail_cas(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int ser
 	struct cas_ent *c;
 	int ri;
 
-	ri = region_of(cl, server, get_be32(&ae->rkey), va);
+	ri = region_of(cl, server, roce_ld32(&ae->rkey), va);
 	if (ri < 0)
 		return false;
 	r = &cl->prm.regions[ri];
@@ -426,7 +408,7 @@ on_tail_cas(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int ser
 	c->server = (int16_t)server;
 	c->orig_va = va;
 	c->target_va = va;
-	c->compare = get_be64(&ae->compare);
+	c->compare = roce_ld64(&ae->compare);
 	c->kind = CAS_UNTRACKED;
 
 	/* The key: the node this QP just wrote; the target must not be known
@@ -485,13 +467,13 @@ on_value_read(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int s
 	      uint64_t *ctr)
 {
 	struct roce_reth *reth = roce_hdr(frame, p, ROCE_HDR_RETH);
-	uint64_t va = get_be64(&reth->va);
+	uint64_t va = roce_ld64(&reth->va);
 	const struct read_ent *s;
 	const struct key_ent *e;
 	int ri;
 
-	ri = region_of(cl, server, get_be32(&reth->rkey), va);
-	if (ri < 0 || get_be32(&reth->dma_len) < cl->prm.regions[ri].read_min)
+	ri = region_of(cl, server, roce_ld32(&reth->rkey), va);
+	if (ri < 0 || roce_ld32(&reth->dma_len) < cl->prm.regions[ri].read_min)
 		return false;
 	ctr[CLOVER_VALUE_READS]++;
 	if (!cl->prm.read_steering)
@@ -543,7 +525,7 @@ on_atomic_ack(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int s
 	c->answered = 1;
 	if (c->kind == CAS_UNTRACKED)
 		return;
-	ok = get_be64(&aa->orig) == c->compare;
+	ok = roce_ld64(&aa->orig) == c->compare;
 	ctr[ok ? CLOVER_CAS_OK : CLOVER_CAS_FAILED]++;
 	e = key_find(cl, c->region, c->key, false, ctr);
 	if (e == NULL)

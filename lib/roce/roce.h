@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_byteorder.h>
 #include <rte_common.h>
@@ -28,6 +29,63 @@
 struct rte_mbuf;
 
 #define ROCE_UDP_PORT 4791
+
+/* ---------------------------------------------------------------------- */
+/* Unaligned big-endian loads and stores, for every layer that reads wire
+ * fields.  16-bit ones are spelled out byte by byte: compilers turn them
+ * into one move and a byte swap, where rte_be_to_cpu_16 of a non-constant
+ * is an inline-asm xchg the optimizer cannot see through. */
+
+static inline uint16_t
+roce_ld16(const void *p)
+{
+	const uint8_t *b = (const uint8_t *)p;
+
+	return (uint16_t)((b[0] << 8) | b[1]);
+}
+
+static inline uint32_t
+roce_ld32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return rte_be_to_cpu_32(v);
+}
+
+static inline uint64_t
+roce_ld64(const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return rte_be_to_cpu_64(v);
+}
+
+static inline void
+roce_st16(void *p, uint16_t v)
+{
+	uint8_t *b = (uint8_t *)p;
+
+	b[0] = (uint8_t)(v >> 8);
+	b[1] = (uint8_t)v;
+}
+
+static inline void
+roce_st32(void *p, uint32_t host)
+{
+	uint32_t v = rte_cpu_to_be_32(host);
+
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void
+roce_st64(void *p, uint64_t host)
+{
+	uint64_t v = rte_cpu_to_be_64(host);
+
+	memcpy(p, &v, sizeof(v));
+}
 
 /* ---------------------------------------------------------------------- */
 /* Opcodes (IBTA vol.1 §9.2; 0x18 is the ConnectX masked compare-and-swap) */

@@ -42,32 +42,6 @@
 #define IPV4_MF 0x2000
 #define IPV4_OFFMASK 0x1fff
 
-static inline uint16_t
-ld16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return rte_be_to_cpu_16(v);
-}
-
-static inline uint32_t
-ld32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return rte_be_to_cpu_32(v);
-}
-
-static inline void
-st32(uint8_t *p, uint32_t host)
-{
-	uint32_t v = rte_cpu_to_be_32(host);
-
-	memcpy(p, &v, sizeof(v));
-}
-
 /*
  * Payload rules: pad count within the payload; payload + pad a multiple of
  * 4 on the wire (IBTA 9.2.1.3); none for opcodes that carry none; CNP has
@@ -102,7 +76,7 @@ parse_l4(const uint8_t *f, uint32_t l4, uint32_t l4_len, struct roce_pkt *p)
 	bth = l4 + UDP_HLEN;
 	p->l4_off = (uint16_t)l4;
 	p->bth_off = (uint16_t)bth;
-	if (unlikely(ld16(f + l4 + 4) != l4_len))
+	if (unlikely(roce_ld16(f + l4 + 4) != l4_len))
 		return ROCE_ERR_BAD_UDP_LEN;
 	bth_len = l4_len - UDP_HLEN;            /* BTH .. ICRC */
 	if (unlikely(bth_len < ROCE_BTH_LEN + ROCE_ICRC_LEN))
@@ -130,9 +104,9 @@ parse_l4(const uint8_t *f, uint32_t l4, uint32_t l4_len, struct roce_pkt *p)
 	p->payload_len = (uint16_t)payload_len;
 	p->icrc_off = (uint16_t)(l4 + l4_len - ROCE_ICRC_LEN);
 	p->frame_len = (uint16_t)(l4 + l4_len);
-	w = ld32(f + bth + 4);
+	w = roce_ld32(f + bth + 4);
 	p->qpn = w & ROCE_QPN_MASK;
-	w = ld32(f + bth + 8);
+	w = roce_ld32(f + bth + 8);
 	p->psn = w & ROCE_PSN_MASK;
 	return ROCE_OK;
 }
@@ -154,17 +128,17 @@ parse_ipv4(const uint8_t *f, uint32_t len, uint32_t l3, struct roce_pkt *p)
 		return ROCE_NOT_UDP;
 	if (unlikely(len < l3 + ihl))
 		return ROCE_ERR_TRUNC_L3;
-	tot_len = ld16(f + l3 + 2);
+	tot_len = roce_ld16(f + l3 + 2);
 	if (unlikely(tot_len < ihl || l3 + tot_len > len))
 		return ROCE_ERR_BAD_IP_LEN;
-	frag = ld16(f + l3 + 6);
+	frag = roce_ld16(f + l3 + 6);
 	/* A later fragment has no UDP header: nothing says it is RoCE. */
 	if (unlikely(frag & IPV4_OFFMASK))
 		return ROCE_NOT_ROCE_PORT;
 	if (unlikely(tot_len < ihl + UDP_HLEN))
 		return ROCE_ERR_TRUNC_L4;
 	l4 = l3 + ihl;
-	if (ld16(f + l4 + 2) != ROCE_UDP_PORT)
+	if (roce_ld16(f + l4 + 2) != ROCE_UDP_PORT)
 		return ROCE_NOT_ROCE_PORT;
 	if (unlikely(frag & IPV4_MF))
 		return ROCE_ERR_IP_FRAGMENT;
@@ -189,13 +163,13 @@ parse_ipv6(const uint8_t *f, uint32_t len, uint32_t l3, struct roce_pkt *p)
 	 * (extension headers) is not ours. */
 	if (f[l3 + 6] != IPPROTO_UDP_)
 		return ROCE_NOT_UDP;
-	plen = ld16(f + l3 + 4);
+	plen = roce_ld16(f + l3 + 4);
 	if (unlikely(l3 + IPV6_HLEN + plen > len))
 		return ROCE_ERR_BAD_IP_LEN;
 	if (unlikely(plen < UDP_HLEN))
 		return ROCE_ERR_TRUNC_L4;
 	l4 = l3 + IPV6_HLEN;
-	if (ld16(f + l4 + 2) != ROCE_UDP_PORT)
+	if (roce_ld16(f + l4 + 2) != ROCE_UDP_PORT)
 		return ROCE_NOT_ROCE_PORT;
 	return parse_l4(f, l4, plen, p);
 }
@@ -214,13 +188,13 @@ parse_full(const uint8_t *f, uint32_t len, struct roce_pkt *p)
 	/* Frames are bounded by 16-bit offsets in struct roce_pkt. */
 	if (unlikely(len > UINT16_MAX))
 		len = UINT16_MAX;
-	type = ld16(f + 12);
+	type = roce_ld16(f + 12);
 	if (type == ETHERTYPE_VLAN) {
 		if (unlikely(len < ETH_HLEN + VLAN_HLEN))
 			return ROCE_ERR_TRUNC_L2;
 		p->has_vlan = 1;
-		p->vlan_tci = ld16(f + 14);
-		type = ld16(f + 16);
+		p->vlan_tci = roce_ld16(f + 14);
+		type = roce_ld16(f + 16);
 		l3 = ETH_HLEN + VLAN_HLEN;
 	}
 	p->l3_off = (uint16_t)l3;
@@ -404,11 +378,11 @@ classify_chained(const struct rte_mbuf *m)
 
 	if (f == NULL || n < ETH_HLEN)
 		return ROCE_ERR_SEGMENTED;
-	type = ld16(f + 12);
+	type = roce_ld16(f + 12);
 	if (type == ETHERTYPE_VLAN) {
 		if (n < ETH_HLEN + VLAN_HLEN)
 			return ROCE_ERR_SEGMENTED;
-		type = ld16(f + 16);
+		type = roce_ld16(f + 16);
 		l3 += VLAN_HLEN;
 	}
 	if (type == ETHERTYPE_IPV4) {
@@ -416,7 +390,7 @@ classify_chained(const struct rte_mbuf *m)
 			return ROCE_ERR_SEGMENTED;
 		if (f[l3 + 9] != IPPROTO_UDP_)
 			return ROCE_NOT_UDP;
-		if (ld16(f + l3 + 6) & IPV4_OFFMASK)
+		if (roce_ld16(f + l3 + 6) & IPV4_OFFMASK)
 			return ROCE_NOT_ROCE_PORT;
 		l4 = l3 + ((f[l3] & 0x0f) << 2);
 	} else if (type == ETHERTYPE_IPV6) {
@@ -430,7 +404,7 @@ classify_chained(const struct rte_mbuf *m)
 	}
 	if (n < l4 + UDP_HLEN)
 		return ROCE_ERR_SEGMENTED;
-	return ld16(f + l4 + 2) == ROCE_UDP_PORT ? ROCE_ERR_SEGMENTED
+	return roce_ld16(f + l4 + 2) == ROCE_UDP_PORT ? ROCE_ERR_SEGMENTED
 						 : ROCE_NOT_ROCE_PORT;
 }
 
@@ -454,7 +428,7 @@ roce_req_psns(const uint8_t *frame, const struct roce_pkt *p, uint32_t pmtu)
 		return 0;
 	if (p->opcode != ROCE_RC_READ_REQUEST || pmtu == 0)
 		return p->oi->psns;
-	dma_len = ld32(frame + p->bth_off + p->oi->off[ROCE_HDR_RETH] + 12);
+	dma_len = roce_ld32(frame + p->bth_off + p->oi->off[ROCE_HDR_RETH] + 12);
 	if (dma_len == 0)
 		return 1;
 	return (uint32_t)(((uint64_t)dma_len + pmtu - 1) / pmtu);
@@ -472,7 +446,7 @@ roce_get_opcode(const uint8_t *frame, const struct roce_pkt *p)
 uint32_t
 roce_get_psn(const uint8_t *frame, const struct roce_pkt *p)
 {
-	return ld32(frame + p->bth_off + 8) & ROCE_PSN_MASK;
+	return roce_ld32(frame + p->bth_off + 8) & ROCE_PSN_MASK;
 }
 
 void
@@ -480,13 +454,13 @@ roce_set_psn(uint8_t *frame, const struct roce_pkt *p, uint32_t psn)
 {
 	uint8_t *w = frame + p->bth_off + 8;
 
-	st32(w, (ld32(w) & ~ROCE_PSN_MASK) | (psn & ROCE_PSN_MASK));
+	roce_st32(w, (roce_ld32(w) & ~ROCE_PSN_MASK) | (psn & ROCE_PSN_MASK));
 }
 
 uint32_t
 roce_get_qpn(const uint8_t *frame, const struct roce_pkt *p)
 {
-	return ld32(frame + p->bth_off + 4) & ROCE_QPN_MASK;
+	return roce_ld32(frame + p->bth_off + 4) & ROCE_QPN_MASK;
 }
 
 void
@@ -494,7 +468,7 @@ roce_set_qpn(uint8_t *frame, const struct roce_pkt *p, uint32_t qpn)
 {
 	uint8_t *w = frame + p->bth_off + 4;
 
-	st32(w, (ld32(w) & ~ROCE_QPN_MASK) | (qpn & ROCE_QPN_MASK));
+	roce_st32(w, (roce_ld32(w) & ~ROCE_QPN_MASK) | (qpn & ROCE_QPN_MASK));
 }
 
 bool
@@ -512,7 +486,7 @@ roce_get_syndrome(const uint8_t *frame, const struct roce_pkt *p)
 uint32_t
 roce_get_msn(const uint8_t *frame, const struct roce_pkt *p)
 {
-	return ld32(frame + p->bth_off + p->oi->off[ROCE_HDR_AETH]) &
+	return roce_ld32(frame + p->bth_off + p->oi->off[ROCE_HDR_AETH]) &
 	       ROCE_PSN_MASK;
 }
 
@@ -520,6 +494,6 @@ void
 roce_set_aeth(uint8_t *frame, const struct roce_pkt *p, uint8_t syndrome,
 	      uint32_t msn)
 {
-	st32(frame + p->bth_off + p->oi->off[ROCE_HDR_AETH],
+	roce_st32(frame + p->bth_off + p->oi->off[ROCE_HDR_AETH],
 	     ((uint32_t)syndrome << 24) | (msn & ROCE_PSN_MASK));
 }

@@ -24,40 +24,6 @@
 #include "roce.h"
 
 /*
- * Big-endian stores and loads spelled out byte by byte: compilers turn
- * them into one move and a byte swap, where rte_cpu_to_be_16 of a
- * non-constant is an inline-asm xchg the optimizer cannot see through.
- */
-static inline uint16_t
-ld16be(const uint8_t *p)
-{
-	return (uint16_t)((p[0] << 8) | p[1]);
-}
-
-static inline void
-st16be(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void
-st32(uint8_t *p, uint32_t host)
-{
-	uint32_t v = rte_cpu_to_be_32(host);
-
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void
-st64(uint8_t *p, uint64_t host)
-{
-	uint64_t v = rte_cpu_to_be_64(host);
-
-	memcpy(p, &v, sizeof(v));
-}
-
-/*
  * Recompute a UDP checksum that the sender chose to use (RoCEv2 senders
  * normally leave it 0, which IPv4 allows; it is masked out of the ICRC).
  */
@@ -96,16 +62,16 @@ udp_cksum_fix(uint8_t *f, const struct roce_pkt *p)
 static inline void
 len_add(uint8_t *at, int32_t delta, uint8_t *ip4_cksum)
 {
-	uint16_t old = ld16be(at), new = (uint16_t)(old + delta);
+	uint16_t old = roce_ld16(at), new = (uint16_t)(old + delta);
 	uint32_t sum;
 
-	st16be(at, new);
+	roce_st16(at, new);
 	if (ip4_cksum == NULL)
 		return;
-	sum = (uint16_t)~ld16be(ip4_cksum) + (uint32_t)(uint16_t)~old + new;
+	sum = (uint16_t)~roce_ld16(ip4_cksum) + (uint32_t)(uint16_t)~old + new;
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
-	st16be(ip4_cksum, (uint16_t)~sum);
+	roce_st16(ip4_cksum, (uint16_t)~sum);
 }
 
 /*
@@ -181,10 +147,10 @@ roce_atomic_to_write(uint8_t *frame, uint32_t *frame_len_io, uint32_t cap,
 	/* va and rkey stay where the AtomicETH had them. */
 	reth = frame + p->bth_off + ROCE_BTH_LEN;
 	if (write_value) {
-		st32(reth + 12, sizeof(uint64_t));
-		st64(reth + ROCE_RETH_LEN, *write_value);
+		roce_st32(reth + 12, sizeof(uint64_t));
+		roce_st64(reth + ROCE_RETH_LEN, *write_value);
 	} else {
-		st32(reth + 12, 0);
+		roce_st32(reth + 12, 0);
 	}
 	set_opcode(frame, p, ROCE_RC_WRITE_ONLY);
 	frame[p->bth_off + 1] &= (uint8_t)~ROCE_BTH_PAD_MASK;
@@ -209,7 +175,7 @@ roce_ack_to_atomic_ack(uint8_t *frame, uint32_t *frame_len_io, uint32_t cap,
 	rc = resize(frame, frame_len_io, cap, p, ROCE_ATOMIC_ACK_ETH_LEN);
 	if (unlikely(rc))
 		return rc;
-	st64(frame + p->bth_off + ROCE_BTH_LEN + ROCE_AETH_LEN, orig);
+	roce_st64(frame + p->bth_off + ROCE_BTH_LEN + ROCE_AETH_LEN, orig);
 	set_opcode(frame, p, ROCE_RC_ATOMIC_ACKNOWLEDGE);
 	set_lengths(frame, p, ROCE_ATOMIC_ACK_ETH_LEN);
 	roce_icrc_update(frame, p);     /* the UDP checksum covers the ICRC */
@@ -248,7 +214,7 @@ roce_build_ack(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
 	out_p->psn = psn & ROCE_PSN_MASK;
 	roce_set_aeth(out, out_p, syndrome, msn);
 	if (with_orig)
-		st64(bth + ROCE_BTH_LEN + ROCE_AETH_LEN, orig);
+		roce_st64(bth + ROCE_BTH_LEN + ROCE_AETH_LEN, orig);
 	set_lengths(out, out_p, (int32_t)(out_p->bth_off + bth_len) -
 				(int32_t)out_p->frame_len);
 	/* a new packet: its IPv4 checksum is computed, not carried over */

@@ -53,24 +53,6 @@
 /* ------------------------------------------------------------------ */
 /* helpers */
 
-static inline uint64_t
-ld64be(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return rte_be_to_cpu_64(v);
-}
-
-static inline uint32_t
-ld32be(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return rte_be_to_cpu_32(v);
-}
-
 static inline uint32_t
 hash3(uint32_t a, uint32_t b, uint32_t c)
 {
@@ -421,8 +403,8 @@ classify(struct ser *s, uint8_t *f, const struct roce_pkt *p,
 		const uint8_t *eth = f + p->bth_off +
 			oi->off[p->opcode == ROCE_RC_MASKED_COMPARE_SWAP ?
 				ROCE_HDR_MASKED_ATOMIC_ETH : ROCE_HDR_ATOMIC_ETH];
-		uint64_t va = ld64be(eth);
-		uint32_t rkey = ld32be(eth + 8);
+		uint64_t va = roce_ld64(eth);
+		uint32_t rkey = roce_ld32(eth + 8);
 
 		r = region_find(s, p->dst_ip4, rkey, va, 8);
 		if (r == NULL)
@@ -438,15 +420,15 @@ classify(struct ser *s, uint8_t *f, const struct roce_pkt *p,
 		rc->atomic = true;
 		if (p->opcode == ROCE_RC_COMPARE_SWAP) {
 			rc->op.kind = SER_OP_CAS;
-			rc->op.arg[0] = ld64be(eth + 12);
-			rc->op.arg[1] = ld64be(eth + 20);
+			rc->op.arg[0] = roce_ld64(eth + 12);
+			rc->op.arg[1] = roce_ld64(eth + 20);
 		} else if (p->opcode == ROCE_RC_FETCH_ADD) {
 			rc->op.kind = SER_OP_FAA;
-			rc->op.arg[0] = ld64be(eth + 12);
+			rc->op.arg[0] = roce_ld64(eth + 12);
 		} else {
 			rc->op.kind = SER_OP_MCAS;
 			for (int i = 0; i < 4; i++)
-				rc->op.arg[i] = ld64be(eth + 12 + 8 * i);
+				rc->op.arg[i] = roce_ld64(eth + 12 + 8 * i);
 		}
 		return;
 	}
@@ -454,8 +436,8 @@ classify(struct ser *s, uint8_t *f, const struct roce_pkt *p,
 		return;
 	if (roce_has(oi, ROCE_HDR_RETH)) {
 		const uint8_t *reth = f + p->bth_off + oi->off[ROCE_HDR_RETH];
-		uint64_t va = ld64be(reth), lo, hi;
-		uint32_t rkey = ld32be(reth + 8), len = ld32be(reth + 12);
+		uint64_t va = roce_ld64(reth), lo, hi;
+		uint32_t rkey = roce_ld32(reth + 8), len = roce_ld32(reth + 12);
 		uint64_t nw;
 
 		if (len == 0)
@@ -472,7 +454,7 @@ classify(struct ser *s, uint8_t *f, const struct roce_pkt *p,
 		    !(va & 7) && p->payload_len >= 8 + p->pad) {
 			rc->single_write = true;
 			rc->op.kind = SER_OP_WRITE;
-			rc->op.arg[0] = ld64be(f + p->payload_off);
+			rc->op.arg[0] = roce_ld64(f + p->payload_off);
 		}
 		return;
 	}
@@ -849,7 +831,7 @@ ser_on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 		/* its span for the smallest MTU (256): a later PSN up to
 		 * here may still be the next request */
 		const uint8_t *reth = f + p->bth_off + oi->off[ROCE_HDR_RETH];
-		uint32_t l = ld32be(reth + 12);
+		uint32_t l = roce_ld32(reth + 12);
 
 		c->last_was_read = 1;
 		c->read_maxend = roce_psn_add(psn, l ? (l + 255) / 256 + 1 : 2);
@@ -1029,7 +1011,7 @@ ser_on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 
 	/* the response's own PSN */
 	if (p->opcode == ROCE_RC_ATOMIC_ACKNOWLEDGE) {
-		uint64_t orig = ld64be(f + p->bth_off + oi->off[ROCE_HDR_ATOMIC_ACK_ETH]);
+		uint64_t orig = roce_ld64(f + p->bth_off + oi->off[ROCE_HDR_ATOMIC_ACK_ETH]);
 
 		if (sp->kind == ST_REAL) {
 			if (sp->flags & SF_ANSWERED)
