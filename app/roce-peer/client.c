@@ -265,8 +265,8 @@ clover_start(struct client *c, uint32_t qi)
 	memset(q->pattern, 0, sizeof(q->pattern));
 	for (int i = 0; i < 8; i++)
 		q->pattern[8 + i] = (uint8_t)((uint64_t)q->lock >> (8 * i)); /* key, LE */
-	peer_put_be64(q->pattern + 16, q->tag);
-	peer_put_be64(q->pattern + 24, ++q->seq);
+	roce_st64(q->pattern + 16, q->tag);
+	roce_st64(q->pattern + 24, ++q->seq);
 	w.va = q->new_node;
 	w.buf = q->pattern;
 	w.ackreq = c->o->ackreq_all;
@@ -366,7 +366,7 @@ on_complete(void *ctx, uint32_t qi, struct peer_wqe *w)
 		rd.buf = q->rd;
 		rd.ackreq = true;
 		post(c, qi, &rd, OP_READ_REC);
-		peer_put_be64(q->holder, q->tag);
+		roce_st64(q->holder, q->tag);
 		hw.opcode = ROCE_RC_WRITE_ONLY;
 		hw.va = record_va(c, q->lock);
 		hw.len = 8;
@@ -376,8 +376,8 @@ on_complete(void *ctx, uint32_t qi, struct peer_wqe *w)
 		return;
 	}
 	case OP_READ_REC: {
-		uint64_t holder = peer_get_be64(q->rd), counter = peer_get_be64(q->rd + 8);
-		uint64_t last = peer_get_be64(q->rd + 16);
+		uint64_t holder = roce_ld64(q->rd), counter = roce_ld64(q->rd + 8);
+		uint64_t last = roce_ld64(q->rd + 16);
 		struct peer_wqe nw = { 0 }, rel = { 0 };
 
 		/* our own tag: the READ was retransmitted and replayed after our
@@ -393,9 +393,9 @@ on_complete(void *ctx, uint32_t qi, struct peer_wqe *w)
 				  (unsigned long long)counter,
 				  (unsigned long long)c->my_last[q->lock], (unsigned long long)last);
 		q->counter = counter;
-		peer_put_be64(q->node, 0);
-		peer_put_be64(q->node + 8, counter + 1);
-		peer_put_be64(q->node + 16, q->tag);
+		roce_st64(q->node, 0);
+		roce_st64(q->node + 8, counter + 1);
+		roce_st64(q->node + 16, q->tag);
 		nw.opcode = ROCE_RC_WRITE_ONLY;
 		nw.va = record_va(c, q->lock);
 		nw.len = 24;
@@ -457,7 +457,7 @@ on_complete(void *ctx, uint32_t qi, struct peer_wqe *w)
 		post_clover_cas(c, qi);
 		return;
 	case OP_CL_READ: {
-		uint64_t next = peer_get_be64(q->rd), key = 0;
+		uint64_t next = roce_ld64(q->rd), key = 0;
 
 		for (int i = 7; i >= 0; i--)
 			key = key << 8 | q->rd[8 + i];
@@ -482,7 +482,7 @@ on_complete(void *ctx, uint32_t qi, struct peer_wqe *w)
 		return;
 	}
 	case OP_B_INIT:
-		q->expect = peer_get_be64(q->rd);
+		q->expect = roce_ld64(q->rd);
 		start_op(c, qi, now);
 		return;
 	case OP_B_CAS:

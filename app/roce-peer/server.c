@@ -69,7 +69,7 @@ dump_clover(FILE *f, struct peer_resp *r, const struct rp_opts *o)
 		uint8_t *n;
 
 		while ((n = peer_resp_mem(r, va, RP_CLOVER_NODE)) && len < 10000000) {
-			uint64_t next = peer_get_be64(n), key = 0;
+			uint64_t next = roce_ld64(n), key = 0;
 
 			for (int i = 7; i >= 0; i--)
 				key = key << 8 | n[8 + i];
@@ -188,7 +188,7 @@ rp_server(const struct rp_opts *o)
 				uint8_t *w = peer_resp_mem(r, base + RP_LOCK_OFF + 8ull * i, 8);
 
 				fprintf(f, "%s%llu", i ? ", " : "",
-					(unsigned long long)(w ? peer_get_be64(w) : 0));
+					(unsigned long long)(w ? roce_ld64(w) : 0));
 			}
 			fprintf(f, "], \"records\": [");
 			for (uint32_t i = 0; i < o->dump_locks; i++) {
@@ -196,15 +196,15 @@ rp_server(const struct rp_opts *o)
 							   (uint64_t)RP_RECORD_STRIDE * i, 24);
 
 				fprintf(f, "%s[%llu, %llu, %llu]", i ? ", " : "",
-					(unsigned long long)(w ? peer_get_be64(w) : 0),
-					(unsigned long long)(w ? peer_get_be64(w + 8) : 0),
-					(unsigned long long)(w ? peer_get_be64(w + 16) : 0));
+					(unsigned long long)(w ? roce_ld64(w) : 0),
+					(unsigned long long)(w ? roce_ld64(w + 8) : 0),
+					(unsigned long long)(w ? roce_ld64(w + 16) : 0));
 			}
 			{
 				uint8_t *w = peer_resp_mem(r, base + RP_BENCH_OFF, 8);
 
 				fprintf(f, "], \"bench_counter\": %llu, ",
-					(unsigned long long)(w ? peer_get_be64(w) : 0));
+					(unsigned long long)(w ? roce_ld64(w) : 0));
 			}
 			dump_clover(f, r, o);
 			if (f != stdout)

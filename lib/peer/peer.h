@@ -44,25 +44,6 @@ peer_qp_psn0(uint32_t seed, uint32_t g)
 	return x & ROCE_PSN_MASK;
 }
 
-static inline uint64_t
-peer_get_be64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static inline void
-peer_put_be64(uint8_t *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--) {
-		p[i] = (uint8_t)v;
-		v >>= 8;
-	}
-}
-
 /* xorshift64*: seeded, reproducible, no libc state. */
 static inline uint64_t
 peer_rand(uint64_t *s)

@@ -17,22 +17,6 @@
 #define IP4_LEN 20
 #define UDP_LEN 8
 
-static void
-put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 uint32_t
 peer_build(uint8_t *out, uint32_t cap, const struct peer_addr *src,
 	   const struct peer_addr *dst, uint16_t *ip_id, uint8_t opcode,
@@ -49,26 +33,26 @@ peer_build(uint8_t *out, uint32_t cap, const struct peer_addr *src,
 		return 0;
 	memcpy(out, dst->mac, 6);
 	memcpy(out + 6, src->mac, 6);
-	put16(out + 12, 0x0800);
+	roce_st16(out + 12, 0x0800);
 	ip[0] = 0x45;
 	ip[1] = 0;
-	put16(ip + 2, (uint16_t)(len - ETH_LEN));
-	put16(ip + 4, (*ip_id)++);
-	put16(ip + 6, 0x4000); /* DF, as RNICs send */
+	roce_st16(ip + 2, (uint16_t)(len - ETH_LEN));
+	roce_st16(ip + 4, (*ip_id)++);
+	roce_st16(ip + 6, 0x4000); /* DF, as RNICs send */
 	ip[8] = 64;
 	ip[9] = 17;
-	put16(ip + 10, 0);
+	roce_st16(ip + 10, 0);
 	memcpy(ip + 12, &src->ip, 4);
 	memcpy(ip + 16, &dst->ip, 4);
-	put16(udp, src->udp_sport);
-	put16(udp + 2, ROCE_UDP_PORT);
-	put16(udp + 4, (uint16_t)(len - ETH_LEN - IP4_LEN));
-	put16(udp + 6, 0);
+	roce_st16(udp, src->udp_sport);
+	roce_st16(udp + 2, ROCE_UDP_PORT);
+	roce_st16(udp + 4, (uint16_t)(len - ETH_LEN - IP4_LEN));
+	roce_st16(udp + 6, 0);
 	bth[0] = opcode;
 	bth[1] = (uint8_t)(pad << ROCE_BTH_PAD_SHIFT);
-	put16(bth + 2, 0xffff);
-	put32(bth + 4, dqpn & ROCE_QPN_MASK);
-	put32(bth + 8, (ackreq ? ROCE_BTH_ACKREQ : 0) | (psn & ROCE_PSN_MASK));
+	roce_st16(bth + 2, 0xffff);
+	roce_st32(bth + 4, dqpn & ROCE_QPN_MASK);
+	roce_st32(bth + 8, (ackreq ? ROCE_BTH_ACKREQ : 0) | (psn & ROCE_PSN_MASK));
 	if (ext_len)
 		memcpy(bth + ROCE_BTH_LEN, ext, ext_len);
 	if (payload_len)

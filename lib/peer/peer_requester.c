@@ -119,15 +119,6 @@ peer_req_outstanding(const struct peer_req *r, uint32_t qp)
 }
 
 static void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static void
 qp_fail(struct peer_req *r, struct req_qp *q, const char *why)
 {
 	if (q->error)
@@ -171,9 +162,9 @@ xmit(struct peer_req *r, uint32_t qpi, struct sq_entry *e)
 			else
 				op = last ? ROCE_RC_WRITE_LAST : ROCE_RC_WRITE_MIDDLE;
 			if (k == 0) {
-				peer_put_be64(ext, w->va);
-				put32(ext + 8, w->rkey);
-				put32(ext + 12, w->len);
+				roce_st64(ext, w->va);
+				roce_st32(ext + 8, w->rkey);
+				roce_st32(ext + 12, w->len);
 				ext_len = ROCE_RETH_LEN;
 			}
 			if (w->len == 0)
@@ -192,22 +183,22 @@ xmit(struct peer_req *r, uint32_t qpi, struct sq_entry *e)
 	if (w->opcode == ROCE_RC_READ_REQUEST) {
 		uint32_t k = (uint32_t)roce_psn_diff(e->read_next, e->psn);
 
-		peer_put_be64(ext, w->va + (uint64_t)k * pmtu);
-		put32(ext + 8, w->rkey);
-		put32(ext + 12, w->len ? w->len - k * pmtu : 0);
+		roce_st64(ext, w->va + (uint64_t)k * pmtu);
+		roce_st32(ext + 8, w->rkey);
+		roce_st32(ext + 12, w->len ? w->len - k * pmtu : 0);
 		n = peer_build(r->out, sizeof(r->out), &r->cfg.self, &r->cfg.server, &r->ip_id,
 			       ROCE_RC_READ_REQUEST, dqpn, e->read_next, true, ext,
 			       ROCE_RETH_LEN, NULL, 0);
 	} else {
 		uint32_t ext_len = ROCE_ATOMIC_ETH_LEN;
 
-		peer_put_be64(ext, w->va);
-		put32(ext + 8, w->rkey);
-		peer_put_be64(ext + 12, w->swap_add);
-		peer_put_be64(ext + 20, w->compare);
+		roce_st64(ext, w->va);
+		roce_st32(ext + 8, w->rkey);
+		roce_st64(ext + 12, w->swap_add);
+		roce_st64(ext + 20, w->compare);
 		if (w->opcode == ROCE_RC_MASKED_COMPARE_SWAP) {
-			peer_put_be64(ext + 28, w->swap_mask);
-			peer_put_be64(ext + 36, w->compare_mask);
+			roce_st64(ext + 28, w->swap_mask);
+			roce_st64(ext + 36, w->compare_mask);
 			ext_len = ROCE_MASKED_ATOMIC_ETH_LEN;
 		}
 		n = peer_build(r->out, sizeof(r->out), &r->cfg.self, &r->cfg.server, &r->ip_id,
@@ -441,7 +432,7 @@ peer_req_input(struct peer_req *r, uint8_t *f, uint32_t len)
 				      e->w.opcode == ROCE_RC_FETCH_ADD ||
 				      e->w.opcode == ROCE_RC_MASKED_COMPARE_SWAP)) {
 			check_msn(r, e->msn, f, &p);
-			e->w.orig = peer_get_be64(aa);
+			e->w.orig = roce_ld64(aa);
 			complete_head(r, qpi, now);
 			return;
 		}

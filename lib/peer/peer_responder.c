@@ -140,21 +140,6 @@ peer_resp_mem(struct peer_resp *r, uint64_t va, uint64_t len)
 }
 
 static void
-put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void
 send_resp(struct peer_resp *r, struct resp_qp *q, uint32_t g, uint8_t opcode,
 	  uint32_t psn, uint8_t syndrome, uint32_t msn, const uint64_t *orig,
 	  const uint8_t *payload, uint32_t plen)
@@ -163,11 +148,11 @@ send_resp(struct peer_resp *r, struct resp_qp *q, uint32_t g, uint8_t opcode,
 	uint32_t ext_len = 0, n;
 
 	if (opcode != ROCE_RC_READ_RESPONSE_MIDDLE) {
-		put32(ext, (uint32_t)syndrome << 24 | (msn & ROCE_PSN_MASK));
+		roce_st32(ext, (uint32_t)syndrome << 24 | (msn & ROCE_PSN_MASK));
 		ext_len = ROCE_AETH_LEN;
 	}
 	if (orig) {
-		peer_put_be64(ext + ext_len, *orig);
+		roce_st64(ext + ext_len, *orig);
 		ext_len += ROCE_ATOMIC_ACK_ETH_LEN;
 	}
 	n = peer_build(r->out, sizeof(r->out), &r->cfg.self, &q->peer, &r->ip_id,
@@ -300,14 +285,14 @@ duplicate(struct peer_resp *r, struct resp_qp *q, uint32_t g, const struct roce_
 static uint64_t
 atomic_exec(uint8_t opcode, const uint8_t *eth, uint64_t old)
 {
-	uint64_t swap = peer_get_be64(eth + 12), cmp = peer_get_be64(eth + 20);
+	uint64_t swap = roce_ld64(eth + 12), cmp = roce_ld64(eth + 20);
 
 	if (opcode == ROCE_RC_COMPARE_SWAP)
 		return old == cmp ? swap : old;
 	if (opcode == ROCE_RC_FETCH_ADD)
 		return old + swap;
 	{
-		uint64_t sm = peer_get_be64(eth + 28), cm = peer_get_be64(eth + 36);
+		uint64_t sm = roce_ld64(eth + 28), cm = roce_ld64(eth + 36);
 
 		if ((old & cm) == (cmp & cm))
 			return (old & ~sm) | (swap & sm);
@@ -391,8 +376,8 @@ peer_resp_input(struct peer_resp *r, uint8_t *f, uint32_t len)
 
 		if (oi->flags & ROCE_F_FIRST) {
 			const uint8_t *reth = bth + oi->off[ROCE_HDR_RETH];
-			uint64_t va = peer_get_be64(reth);
-			uint32_t rkey = get32(reth + 8), dlen = get32(reth + 12);
+			uint64_t va = roce_ld64(reth);
+			uint32_t rkey = roce_ld32(reth + 8), dlen = roce_ld32(reth + 12);
 
 			q->wr_cursor = dlen ? mr_find(r, rkey, false, va, dlen) : NULL;
 			if (dlen && !q->wr_cursor) {
@@ -432,8 +417,8 @@ peer_resp_input(struct peer_resp *r, uint8_t *f, uint32_t len)
 	if (oi->flags & ROCE_F_READ) {
 		const uint8_t *reth = bth + oi->off[ROCE_HDR_RETH];
 		struct rd_res *res;
-		uint64_t va = peer_get_be64(reth);
-		uint32_t rkey = get32(reth + 8), dlen = get32(reth + 12);
+		uint64_t va = roce_ld64(reth);
+		uint32_t rkey = roce_ld32(reth + 8), dlen = roce_ld32(reth + 12);
 
 		if (dlen && !mr_find(r, rkey, false, va, dlen)) {
 			send_nak(r, q, g, p.psn, ROCE_NAK_REMOTE_ACCESS);
@@ -455,8 +440,8 @@ peer_resp_input(struct peer_resp *r, uint8_t *f, uint32_t len)
 	}
 	if (oi->flags & ROCE_F_ATOMIC) {
 		const uint8_t *eth = bth + ROCE_BTH_LEN;
-		uint64_t va = peer_get_be64(eth), old;
-		uint32_t rkey = get32(eth + 8);
+		uint64_t va = roce_ld64(eth), old;
+		uint32_t rkey = roce_ld32(eth + 8);
 		uint8_t *w;
 		struct rd_res *res;
 
@@ -469,8 +454,8 @@ peer_resp_input(struct peer_resp *r, uint8_t *f, uint32_t len)
 			send_nak(r, q, g, p.psn, ROCE_NAK_REMOTE_ACCESS);
 			return;
 		}
-		old = peer_get_be64(w);
-		peer_put_be64(w, atomic_exec(p.opcode, eth, old));
+		old = roce_ld64(w);
+		roce_st64(w, atomic_exec(p.opcode, eth, old));
 		r->st.atomics++;
 		q->unacked = 0;
 		q->msn = (q->msn + 1) & ROCE_PSN_MASK;
