@@ -1054,6 +1054,19 @@ ser_on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 		}
 		return SER_FORWARD;
 	}
+	if (!fresh && p->opcode == ROCE_RC_ACKNOWLEDGE && !inplace &&
+	    (sp->kind == ST_REAL || sp->kind == ST_CONT ||
+	     (roce_opcode(sp->opcode)->flags & ROCE_F_READ))) {
+		/* A plain ACK naming a READ's or an atomic's PSN that an
+		 * earlier response already covered: a responder's answer to
+		 * a duplicate WRITE is an ACK of its latest PSN (rxe's
+		 * duplicate_request), whatever that PSN was.  It completes
+		 * nothing the client has not been answered, and a plain ACK
+		 * is not an answer a client can take for a READ or an atomic
+		 * (I3): the client must not see it. */
+		s->c.dup_ack_dropped++;
+		return SER_DROP;
+	}
 	if (sp->kind == ST_REAL && p->opcode == ROCE_RC_ACKNOWLEDGE &&
 	    !(sp->flags & SF_ANSWERED)) {
 		/* a plain ACK where the server owed an ATOMIC ACK */

@@ -39,6 +39,7 @@ struct ser_fn {
 	X(dropped)                                                            \
 	X(resp_seen) X(unknown_qp) X(paired) X(ack_to_atomic_ack)             \
 	X(acks_synthesized) X(emit_full) X(resp_bad_icrc) X(resp_mismatch)    \
+	X(dup_ack_dropped)                                                     \
 	X(naks) X(nak_on_rewritten) X(learned) X(relearn) X(pending_expired)
 
 #define NAME(f) "atomic_" #f,

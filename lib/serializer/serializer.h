@@ -123,6 +123,7 @@ struct ser_counters {
 	uint64_t emit_full;         /* expansion cut short by the emit array */
 	uint64_t resp_bad_icrc;     /* response with bad ICRC: passed, not used */
 	uint64_t resp_mismatch;     /* response type disagrees with the stub */
+	uint64_t dup_ack_dropped;   /* stale plain ACK at a READ/atomic PSN: dropped */
 	uint64_t naks;
 	uint64_t nak_on_rewritten;  /* remote access/invalid NAK on a rewritten op */
 	/* words */
