@@ -7,7 +7,7 @@
 #                                [--warmup S] [--workers "1 2"]
 #                                [--ports "null pcap1 pcap2"] [--capture FILE]
 #                                [--modes "io"] [--no-huge] [--reserve-hugepages]
-#                                [--baseline SWORDD]
+#                                [--baseline SWORDD] [--locks]
 #
 # Port setups (swordd: no config = built-in defaults, nothing managed):
 #   null   one net_null port, hairpin (testpmd --port-topology=loop); frames
@@ -21,6 +21,14 @@
 # --baseline SWORDD: also measure another swordd binary (e.g. a copy of the
 # previous build) in the same runs, as "swordd-base": before/after numbers
 # taken under the same conditions.
+# --locks: the lock path.  The capture becomes a generated one
+# (scripts/gen-lock-pcap.py: 4 connections toggling lock words with CAS,
+# each followed by the server's answer) and a third program is measured on
+# the pcap1 setup, "swordd-locks": swordd with conf/swordd.conf and
+# atomic_replacement on, so every CAS is decided, rewritten to a WRITE and
+# re-signed, and every ACK becomes an ATOMIC ACK (its granted/rewritten
+# counters are printed, so a run that rewrote nothing shows).  Compare it
+# with plain swordd (pass-through of the same frames) and testpmd.
 # Workers W: swordd --workers W; testpmd --nb-cores W with W queues per port
 # where the PMD has them (net_pcap infinite_rx: 1 queue per port).  Both get
 # the same lcores (main + W), descriptors (1024), burst (32).
@@ -48,6 +56,7 @@ huge=auto
 reserve=0
 modes=io
 baseline=""
+locks=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build) build=$2; shift ;;
@@ -60,6 +69,7 @@ while [ $# -gt 0 ]; do
 	--modes) modes=$2; shift ;;
 	--baseline) baseline=$(readlink -f "$2"); shift ;;
 	--no-huge) huge=no ;;
+	--locks) locks=1 ;;
 	--reserve-hugepages) reserve=1 ;;
 	-h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
 	*) echo "bench-passthrough.sh: unknown option $1" >&2; exit 2 ;;
@@ -78,19 +88,31 @@ if [ "$reserve" -eq 1 ]; then
 	mkdir -p /dev/hugepages
 	grep -q '/dev/hugepages hugetlbfs' /proc/mounts || mount -t hugetlbfs none /dev/hugepages
 fi
+lockpcap=""
+if [ "$locks" -eq 1 ]; then
+	lockpcap=$(mktemp /tmp/sword-locks-XXXXXX.pcap)
+	trap 'rm -f "$lockpcap"' EXIT
+	/usr/bin/python3 "$top/scripts/gen-lock-pcap.py" "$lockpcap" >/dev/null
+	capture=$lockpcap
+	case " $ports " in *" pcap1 "*) ;; *) ports="$ports pcap1" ;; esac
+fi
 if [ "$huge" = auto ]; then
 	free=$(awk '/^HugePages_Free/ {print $2}' /proc/meminfo)
 	if [ "${free:-0}" -ge 256 ] && grep -q hugetlbfs /proc/mounts; then huge=yes; else huge=no; fi
 fi
 
-exec /usr/bin/python3 - "$swordd" "$runs" "$seconds" "$warmup" "$workers" "$ports" \
-	"$(readlink -f "$capture")" "$huge" "$modes" "$baseline" <<'EOF'
+/usr/bin/python3 - "$swordd" "$runs" "$seconds" "$warmup" "$workers" "$ports" \
+	"$(readlink -f "$capture")" "$huge" "$modes" "$baseline" "$locks" "$top/conf/swordd.conf" <<'EOF'
 import json, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
-swordd, runs, seconds, warmup, workers, setups, capture, huge, modes, baseline = sys.argv[1:11]
+swordd, runs, seconds, warmup, workers, setups, capture, huge, modes, baseline, locks, conf = sys.argv[1:13]
 swordds = {"swordd": swordd}
 if baseline:
     swordds["swordd-base"] = baseline
+LOCK_ARGS = ["-c", conf, "--set", "features.atomic_replacement=on",
+             "--set", "atomic.learn_holdoff_ms=0"]
+if locks == "1":
+    swordds["swordd-locks"] = swordd
 testpmds = ["testpmd-" + m for m in modes.split()]
 apps = list(swordds) + testpmds
 runs, seconds, warmup = int(runs), float(seconds), float(warmup)
@@ -168,6 +190,8 @@ def measure(app, setup, w, run):
     q = queues_of(setup, w)
     if app in swordds:
         cmd = [swordds[app]] + eal(prefix, w, vdevs) + ["--", "--mode", mode, "--workers", str(w)]
+        if app == "swordd-locks":
+            cmd += LOCK_ARGS
     else:
         cmd = (["dpdk-testpmd"] + eal(prefix, w, vdevs) +
                ["--", "--forward-mode=" + app.split("-", 1)[1], "--no-flush-rx", "--nb-cores=%d" % w,
@@ -194,6 +218,12 @@ def measure(app, setup, w, run):
         t0, u0, c0 = time.monotonic(), cpu_seconds(p.pid), opackets(prefix, nports)
         time.sleep(seconds)
         t1, u1, c1 = time.monotonic(), cpu_seconds(p.pid), opackets(prefix, nports)
+        if app == "swordd-locks":
+            st = telemetry(prefix, "/sword/stats")
+            print("    swordd-locks counters: granted %d, ack_to_atomic_ack %d, passed_real %d, "
+                  "rewritten frames %d of %d" % (st.get("fn_atomic_granted", 0),
+                  st.get("fn_atomic_ack_to_atomic_ack", 0), st.get("fn_atomic_passed_real_atomic", 0),
+                  st.get("rewritten", 0), st.get("rx", 0)), flush=True)
         return (c1 - c0) / (t1 - t0) / 1e6, (c1 - c0) / max(u1 - u0, 1e-3) / 1e6
     finally:
         p.send_signal(signal.SIGINT)
@@ -215,6 +245,8 @@ try:
         for w in workers:
             for r in range(runs):
                 for app in (apps if r % 2 == 0 else apps[::-1]):
+                    if app == "swordd-locks" and setup != "pcap1":
+                        continue
                     try:
                         mpps, per_cpu = measure(app, setup, w, r)
                     except RuntimeError as e:
