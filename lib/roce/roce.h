@@ -373,16 +373,68 @@ roce_psn_add(uint32_t psn, uint32_t n)
 /* ---------------------------------------------------------------------- */
 /* Field accessors on a parsed frame (host order in and out) */
 
-uint8_t roce_get_opcode(const uint8_t *frame, const struct roce_pkt *p);
-uint32_t roce_get_psn(const uint8_t *frame, const struct roce_pkt *p);
-void roce_set_psn(uint8_t *frame, const struct roce_pkt *p, uint32_t psn);
-uint32_t roce_get_qpn(const uint8_t *frame, const struct roce_pkt *p);
-void roce_set_qpn(uint8_t *frame, const struct roce_pkt *p, uint32_t qpn);
-bool roce_get_ackreq(const uint8_t *frame, const struct roce_pkt *p);
-/* AETH: syndrome and MSN (requires an AETH) */
-uint8_t roce_get_syndrome(const uint8_t *frame, const struct roce_pkt *p);
-uint32_t roce_get_msn(const uint8_t *frame, const struct roce_pkt *p);
-void roce_set_aeth(uint8_t *frame, const struct roce_pkt *p, uint8_t syndrome, uint32_t msn);
+/* (inline: they sit on every packet's path; AETH ones require an AETH) */
+static inline uint8_t
+roce_get_opcode(const uint8_t *frame, const struct roce_pkt *p)
+{
+	return frame[p->bth_off];
+}
+
+static inline uint32_t
+roce_get_psn(const uint8_t *frame, const struct roce_pkt *p)
+{
+	return roce_ld32(frame + p->bth_off + 8) & ROCE_PSN_MASK;
+}
+
+static inline void
+roce_set_psn(uint8_t *frame, const struct roce_pkt *p, uint32_t psn)
+{
+	uint8_t *w = frame + p->bth_off + 8;
+
+	roce_st32(w, (roce_ld32(w) & ~ROCE_PSN_MASK) | (psn & ROCE_PSN_MASK));
+}
+
+static inline uint32_t
+roce_get_qpn(const uint8_t *frame, const struct roce_pkt *p)
+{
+	return roce_ld32(frame + p->bth_off + 4) & ROCE_QPN_MASK;
+}
+
+static inline void
+roce_set_qpn(uint8_t *frame, const struct roce_pkt *p, uint32_t qpn)
+{
+	uint8_t *w = frame + p->bth_off + 4;
+
+	roce_st32(w, (roce_ld32(w) & ~ROCE_QPN_MASK) | (qpn & ROCE_QPN_MASK));
+}
+
+static inline bool
+roce_get_ackreq(const uint8_t *frame, const struct roce_pkt *p)
+{
+	return (frame[p->bth_off + 8] & 0x80) != 0;
+}
+
+static inline uint8_t
+roce_get_syndrome(const uint8_t *frame, const struct roce_pkt *p)
+{
+	return frame[p->bth_off + p->oi->off[ROCE_HDR_AETH]];
+}
+
+static inline uint32_t
+roce_get_msn(const uint8_t *frame, const struct roce_pkt *p)
+{
+	return roce_ld32(frame + p->bth_off + p->oi->off[ROCE_HDR_AETH]) &
+	       ROCE_PSN_MASK;
+}
+
+static inline void
+roce_set_aeth(uint8_t *frame, const struct roce_pkt *p, uint8_t syndrome,
+	      uint32_t msn)
+{
+	roce_st32(frame + p->bth_off + p->oi->off[ROCE_HDR_AETH],
+	     ((uint32_t)syndrome << 24) | (msn & ROCE_PSN_MASK));
+}
+
 
 /* ---------------------------------------------------------------------- */
 /* ICRC (RoCEv2 Annex A17.3.3): CRC-32 (Ethernet polynomial) */
