@@ -210,6 +210,17 @@ read_slot(const struct clover *cl, uint64_t va)
 	return &cl->reads[fastrange(clover_fmix64(va), cl->n_reads)];
 }
 
+bool
+clover_read_key(const struct clover *cl, unsigned int region, uint64_t va, uint64_t *key)
+{
+	const struct read_ent *s = read_slot(cl, va);
+
+	if (!s->used || s->va != va || s->region != region)
+		return false;
+	*key = s->key;
+	return true;
+}
+
 static inline uint32_t
 mix3(uint32_t a, uint32_t b, uint32_t c)
 {

@@ -141,4 +141,8 @@ clover_fmix64(uint64_t k)
 bool clover_tail(const struct clover *cl, unsigned int region, uint64_t key,
 		 uint64_t *tail);
 
+/* Introspection for tests: the key the read table holds for node va. */
+bool clover_read_key(const struct clover *cl, unsigned int region, uint64_t va,
+		     uint64_t *key);
+
 #endif /* SWORD_CLOVER_H */

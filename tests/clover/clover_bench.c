@@ -31,6 +31,35 @@ row(const char *mix, const char *dist, const char *mode, const struct csim_resul
 	       "ERRORS" : "ok");
 }
 
+/* Why GETs needed a second round trip: what lib/clover did with their
+ * first READ (the cursor). */
+static void
+diag(const struct csim_result *r)
+{
+	static const char *const names[CSIM_GET_NCLASS] = {
+		[CSIM_GET_STEERED] = "steered", [CSIM_GET_AT_TAIL] = "at-tail",
+		[CSIM_GET_TAIL_UNKNOWN] = "tail-unsure",
+		[CSIM_GET_MISS_EVICTED] = "miss-overwritten",
+		[CSIM_GET_MISS_NEVER] = "miss-never-learned",
+		[CSIM_GET_UNSTEERED] = "not-steering",
+	};
+	unsigned int i;
+
+	if (r->gets == 0)
+		return;
+	printf("    GET cursor READs: stale when sent %.3f;", (double)r->cursor_stale / r->gets);
+	for (i = 0; i < CSIM_GET_NCLASS; i++)
+		if (r->get_class[i][0])
+			printf(" %s %.3f (>1RT %.3f)", names[i],
+			       (double)r->get_class[i][0] / r->gets,
+			       (double)r->get_class[i][1] / r->gets);
+	if (r->hint_samples)
+		printf("; cursors held: %.0f distinct, %.0f stale",
+		       (double)r->hint_distinct_sum / r->hint_samples,
+		       (double)r->hint_stale_sum / r->hint_samples);
+	printf("\n");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -46,7 +75,18 @@ main(int argc, char **argv)
 	};
 	struct csim_result r;
 	unsigned int m, d, s;
-	int bad = 0;
+	int bad = 0, verbose = 0;
+
+	if (argc > 1 && strcmp(argv[1], "-v") == 0) {
+		verbose = 1;
+		argc--;
+		argv++;
+	}
+	if (argc > 2 && strcmp(argv[1], "-f") == 0) {
+		prm.read_factor = (unsigned int)atoi(argv[2]);
+		argc -= 2;
+		argv += 2;
+	}
 
 	if (argc == 3 && strcmp(argv[1], "--cost") == 0) {
 		/* one steering-on run, for instruction counts under callgrind */
@@ -81,6 +121,8 @@ main(int argc, char **argv)
 					return 1;
 				}
 				row(mixes[m].name, dists[d].name, s ? "on" : "off", &r);
+				if (verbose)
+					diag(&r);
 				bad |= r.lost_writes || r.bad_reads || r.chain_errors || r.bad_frames;
 			}
 	return bad;
