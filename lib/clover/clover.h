@@ -59,6 +59,7 @@
 #include "roce.h"
 
 #define CLOVER_MAX_REGIONS 16
+#define CLOVER_MAX_READ_WAYS 16   /* slots per read table bucket */
 
 struct clover_region {
 	int server;                /* server index the frames are matched with */
@@ -78,6 +79,7 @@ struct clover_params {
 	struct clover_region regions[CLOVER_MAX_REGIONS];
 	uint32_t keys;             /* expected key space */
 	uint32_t read_factor;      /* read table = keys * read_factor slots */
+	uint32_t read_ways;        /* slots per bucket, 0/1 = direct-mapped */
 	uint32_t qps;              /* power of two */
 	uint32_t cas;              /* power of two */
 	bool write_steering;

@@ -54,9 +54,11 @@ diag(const struct csim_result *r)
 			       (double)r->get_class[i][0] / r->gets,
 			       (double)r->get_class[i][1] / r->gets);
 	if (r->hint_samples)
-		printf("; cursors held: %.0f distinct, %.0f stale",
+		printf("; cursors held: %.0f distinct, %.0f stale; best table of this "
+		       "size covers %.3f of stale cursors",
 		       (double)r->hint_distinct_sum / r->hint_samples,
-		       (double)r->hint_stale_sum / r->hint_samples);
+		       (double)r->hint_stale_sum / r->hint_samples,
+		       r->hint_oracle_sum / r->hint_samples);
 	printf("\n");
 }
 
@@ -82,8 +84,13 @@ main(int argc, char **argv)
 		argc--;
 		argv++;
 	}
-	if (argc > 2 && strcmp(argv[1], "-f") == 0) {
-		prm.read_factor = (unsigned int)atoi(argv[2]);
+	for (;;) {
+		if (argc > 2 && strcmp(argv[1], "-f") == 0)
+			prm.read_factor = (unsigned int)atoi(argv[2]);
+		else if (argc > 2 && strcmp(argv[1], "-w") == 0)
+			prm.read_ways = (unsigned int)atoi(argv[2]);
+		else
+			break;
 		argc -= 2;
 		argv += 2;
 	}

@@ -95,6 +95,7 @@ struct world {
 	uint8_t *learned;          /* per node: lib/clover learned its data WRITE */
 	uint64_t *tail;            /* per key: the tail in memory */
 	uint64_t *snap;            /* clients * keys scratch */
+	uint64_t *snap_cnt;        /* clients * keys scratch */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -482,12 +483,15 @@ cmp_u64(const void *a, const void *b)
 }
 
 /* How many distinct cursors the clients hold, and how many are stale: what
- * a read table would have to remember for every cursor READ to hit. */
+ * a read table would have to remember for every cursor READ to hit.  Also
+ * the best any table of `slots` entries could do: the share of stale
+ * (client, key) cursors covered by the `slots` most-held stale addresses. */
 static void
-snapshot_hints(struct world *w)
+snapshot_hints(struct world *w, uint64_t slots)
 {
 	const struct csim_params *prm = w->prm;
-	uint64_t n = 0, i, distinct = 0, stale = 0;
+	uint64_t n = 0, i, distinct = 0, stale = 0, stale_pairs = 0, run = 0, covered = 0;
+	uint64_t *cnt = w->snap_cnt;
 	unsigned int ci, k;
 
 	for (ci = 0; ci < prm->clients; ci++)
@@ -495,15 +499,26 @@ snapshot_hints(struct world *w)
 			w->snap[n++] = w->c[ci].hint[k];
 	qsort(w->snap, n, sizeof(*w->snap), cmp_u64);
 	for (i = 0; i < n; i++) {
-		uint8_t *m;
+		uint8_t *m = mem_at(w, w->snap[i], 24);
+		bool is_stale = m != NULL && w->tail[get_le64(m + 8)] != w->snap[i];
 
-		if (i > 0 && w->snap[i] == w->snap[i - 1])
+		if (is_stale)
+			stale_pairs++;
+		if (i > 0 && w->snap[i] == w->snap[i - 1]) {
+			if (is_stale)
+				cnt[stale - 1]++;
 			continue;
+		}
 		distinct++;
-		m = mem_at(w, w->snap[i], 24);
-		if (m != NULL && w->tail[get_le64(m + 8)] != w->snap[i])
-			stale++;
+		if (is_stale)
+			cnt[stale++] = 1;
 	}
+	/* most-held first */
+	qsort(cnt, stale, sizeof(*cnt), cmp_u64);
+	for (i = 0; i < stale && run < slots; i++, run++)
+		covered += cnt[stale - 1 - i];
+	if (stale_pairs > 0)
+		w->res->hint_oracle_sum += (double)covered / (double)stale_pairs;
 	w->res->hint_samples++;
 	w->res->hint_distinct_sum += distinct;
 	w->res->hint_stale_sum += stale;
@@ -728,7 +743,8 @@ csim_run(const struct csim_params *prm, struct csim_result *res)
 	w.learned = calloc(max_values, 1);
 	w.tail = calloc(prm->keys, sizeof(*w.tail));
 	w.snap = calloc((size_t)prm->clients * prm->keys, sizeof(*w.snap));
-	if (!w.learned || !w.tail || !w.snap ||
+	w.snap_cnt = calloc((size_t)prm->clients * prm->keys, sizeof(*w.snap_cnt));
+	if (!w.learned || !w.tail || !w.snap || !w.snap_cnt ||
 	    !w.mem || !w.committed || !w.value_key || !w.value_node || !w.get_key ||
 	    !w.get_val || !w.c || fifo_init(&w.srv_in, 4 * prm->clients + 4) < 0) {
 		snprintf(res->err, sizeof(res->err), "out of memory");
@@ -758,6 +774,7 @@ csim_run(const struct csim_params *prm, struct csim_result *res)
 		};
 		cp.keys = prm->table_keys ? prm->table_keys : prm->keys;
 		cp.read_factor = prm->read_factor ? prm->read_factor : 3;
+		cp.read_ways = prm->read_ways;
 		cp.qps = prm->tiny_tables ? 2 : 4096;
 		cp.cas = prm->tiny_tables ? 2 : 4096;
 		cp.write_steering = prm->write_steering;
@@ -822,7 +839,8 @@ csim_run(const struct csim_params *prm, struct csim_result *res)
 		unsigned int pick = (unsigned int)(rnd(&w) % (prm->clients + 1));
 
 		if (step % 4096 == 4095)
-			snapshot_hints(&w);
+			snapshot_hints(&w, (uint64_t)(prm->table_keys ? prm->table_keys :
+						prm->keys) * (prm->read_factor ? prm->read_factor : 3));
 
 		if (res->bad_frames > 0)
 			break;
@@ -867,6 +885,7 @@ out:
 	free(w.learned);
 	free(w.tail);
 	free(w.snap);
+	free(w.snap_cnt);
 	clover_destroy(w.cl);
 	return rc;
 }

@@ -46,6 +46,7 @@ struct csim_params {
 	bool read_steering;
 	uint32_t table_keys;       /* [clover] keys (0 = keys) */
 	uint32_t read_factor;      /* [clover] read_factor (0 = 3) */
+	uint32_t read_ways;        /* [clover] read_ways (0 = 1) */
 	uint64_t seed;
 	const char *steered_pcap;  /* every frame lib/clover rewrote (NULL = none) */
 	bool tiny_tables;          /* 2-entry qp/cas tables: evictions everywhere */
@@ -76,6 +77,8 @@ struct csim_result {
 	uint64_t hint_samples;               /* snapshots of what clients hold: */
 	uint64_t hint_distinct_sum;          /*   distinct cursors over all (client, key) */
 	uint64_t hint_stale_sum;             /*   ... of which not their key's tail */
+	double hint_oracle_sum;              /*   share of stale cursors a table of
+						  keys x read_factor could hold at best */
 	/* correctness */
 	uint64_t lost_writes;                /* committed node not in its chain */
 	uint64_t bad_reads;                  /* GET value never committed / wrong key */
