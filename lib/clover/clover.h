@@ -27,7 +27,13 @@
  * Tables (fixed, sized at clover_create, never grown):
  *   tail cache   (region, key) -> tail address, open addressing, 2x keys.
  *   read table   keys * read_factor slots indexed by murmur3's fmix64 of a
- *                node address, holding (address, key); collisions overwrite.
+ *                node address, holding (address, key); collisions overwrite
+ *                (read_ways 1, the paper's table) or, in buckets of
+ *                read_ways slots, the oldest entry of the bucket goes.
+ *                Learned from every data WRITE, and relearned when a CAS
+ *                is aimed past a key's tail: the superseded tail is what
+ *                the clients that touched the key lately hold as their
+ *                cursor, so it is what they will READ next.
  *   qp table     client QP -> its last data WRITE (key, node).
  *   cas table    outstanding tail CAS by (client IP, server, PSN): the
  *                target it was given (a retransmission gets the same one)

@@ -4,7 +4,9 @@
  * on, in one run (benchmark, not a test): YCSB-A-like (50% writes) and
  * write-only, uniform and Zipf keys, over the closed loop of clover_sim.
  *
- *   clover_bench [clients keys ops_per_client]      (default 16 64 2000)
+ *   clover_bench [-v] [-f read_factor] [-w read_ways] [clients keys ops_per_client]
+ *                (default 16 64 2000, read table keys x 3, 1-way)
+ *   -v           also say what read steering did with each GET's first READ
  *   clover_bench --cost N   steer N ops only (for callgrind, see bench.sh)
  */
 #include <stdio.h>
@@ -113,8 +115,9 @@ main(int argc, char **argv)
 		prm.keys = (unsigned int)atoi(argv[2]);
 		prm.ops = (unsigned int)atoi(argv[3]);
 	}
-	printf("clients %u, keys %u, ops/client %u, values %u B, tables keys x3\n",
-	       prm.clients, prm.keys, prm.ops, prm.value_size);
+	printf("clients %u, keys %u, ops/client %u, values %u B, read table keys x %u, "
+	       "%u-way\n", prm.clients, prm.keys, prm.ops, prm.value_size,
+	       prm.read_factor ? prm.read_factor : 3, prm.read_ways ? prm.read_ways : 1);
 	printf("%-8s %-8s %-4s %8s %9s %9s %9s %9s %8s %8s %6s\n", "mix", "keys", "steer",
 	       "ops", "retry/put", "retry/op", "rt/op", "get>1rt", "st_wr", "st_rd", "miss");
 	for (m = 0; m < 2; m++)
