@@ -280,22 +280,29 @@ START_TEST(tc_steered_frames_scapy)
 		.write_steering = true, .read_steering = true,
 	};
 	struct csim_result r;
+	unsigned int i;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/clover-steered-%d.pcap", dir ? dir : "/tmp",
-		 (int)getpid());
-	prm.steered_pcap = path;
-	ck_assert_int_eq(csim_run(&prm, &r), 0);
-	report("steered frames", &r);
-	expect_correct("steered frames", &r);
-	ck_assert_msg(r.ctr[CLOVER_STEERED_WRITES] > 0 && r.ctr[CLOVER_STEERED_READS] > 0,
-		      "need both kinds of steered frames");
 	ck_assert_msg(py != NULL && helpers != NULL, "SYSTEM_PYTHON/TEST_HELPERS_DIR unset");
-	snprintf(cmd, sizeof(cmd), "%s %s/validate_pcap.py --expect %lu %s", py, helpers,
-		 (unsigned long)r.rewritten, path);
-	rc = system(cmd);
-	ck_assert_msg(rc == 0, "validate_pcap.py rejected steered frames (%s)", cmd);
-	unlink(path);
+	/* the paper's read table, then a large 8-way one (more READs steered) */
+	for (i = 0; i < 2; i++) {
+		prm.read_factor = i ? 64 : 3;
+		prm.read_ways = i ? 8 : 1;
+		snprintf(path, sizeof(path), "%s/clover-steered-%d-%u.pcap",
+			 dir ? dir : "/tmp", (int)getpid(), i);
+		prm.steered_pcap = path;
+		ck_assert_int_eq(csim_run(&prm, &r), 0);
+		report(i ? "steered frames, 64x 8-way" : "steered frames", &r);
+		expect_correct("steered frames", &r);
+		ck_assert_msg(r.ctr[CLOVER_STEERED_WRITES] > 0 &&
+			      r.ctr[CLOVER_STEERED_READS] > 0,
+			      "need both kinds of steered frames");
+		snprintf(cmd, sizeof(cmd), "%s %s/validate_pcap.py --expect %lu %s", py,
+			 helpers, (unsigned long)r.rewritten, path);
+		rc = system(cmd);
+		ck_assert_msg(rc == 0, "validate_pcap.py rejected steered frames (%s)", cmd);
+		unlink(path);
+	}
 }
 END_TEST
 
