@@ -50,6 +50,7 @@ struct key_ent {
 struct read_ent {
 	uint64_t va;
 	uint64_t key;
+	uint32_t stamp;        /* learn clock when (re)learned: the oldest goes */
 	uint16_t region;
 	uint8_t used;
 };
@@ -94,7 +95,9 @@ struct clover {
 	struct qp_ent *qps;
 	struct cas_ent *cas;
 	uint32_t key_mask;
-	uint32_t n_reads;
+	uint32_t n_buckets;    /* read table: n_buckets buckets of read_ways slots */
+	uint32_t ways;
+	uint32_t learn_clock;
 	uint64_t cas_seq;      /* tail CAS processed: the expiry clock */
 };
 
@@ -115,7 +118,8 @@ clover_create(const struct clover_params *prm)
 	uint64_t n_reads;
 
 	if (prm == NULL || prm->n_regions > CLOVER_MAX_REGIONS || prm->keys == 0 ||
-	    prm->read_factor == 0 || prm->qps == 0 || (prm->qps & (prm->qps - 1)) ||
+	    prm->read_factor == 0 || prm->read_ways > CLOVER_MAX_READ_WAYS ||
+	    prm->qps == 0 || (prm->qps & (prm->qps - 1)) ||
 	    prm->cas == 0 || (prm->cas & (prm->cas - 1))) {
 		errno = EINVAL;
 		return NULL;
@@ -130,9 +134,12 @@ clover_create(const struct clover_params *prm)
 		return NULL;
 	cl->prm = *prm;
 	cl->key_mask = pow2_at_least(2 * (uint64_t)prm->keys) - 1;
-	cl->n_reads = (uint32_t)n_reads;
+	cl->ways = prm->read_ways ? prm->read_ways : 1;
+	cl->n_buckets = (uint32_t)(n_reads / cl->ways);
+	if (cl->n_buckets == 0)
+		cl->n_buckets = 1;
 	cl->keys = calloc((size_t)cl->key_mask + 1, sizeof(*cl->keys));
-	cl->reads = calloc(cl->n_reads, sizeof(*cl->reads));
+	cl->reads = calloc((size_t)cl->n_buckets * cl->ways, sizeof(*cl->reads));
 	cl->qps = calloc(prm->qps, sizeof(*cl->qps));
 	cl->cas = calloc(prm->cas, sizeof(*cl->cas));
 	if (cl->keys == NULL || cl->reads == NULL || cl->qps == NULL || cl->cas == NULL) {
@@ -204,10 +211,35 @@ fastrange(uint64_t h, uint32_t n)
 	return (uint32_t)(((unsigned __int128)h * n) >> 64);
 }
 
+/* The bucket of node va: read_ways slots. */
 static inline struct read_ent *
-read_slot(const struct clover *cl, uint64_t va)
+read_bucket(const struct clover *cl, uint64_t va)
 {
-	return &cl->reads[fastrange(clover_fmix64(va), cl->n_reads)];
+	return &cl->reads[(size_t)fastrange(clover_fmix64(va), cl->n_buckets) * cl->ways];
+}
+
+/* The slot holding node va, or NULL. */
+static inline struct read_ent *
+read_find(const struct clover *cl, uint64_t va)
+{
+	struct read_ent *b = read_bucket(cl, va);
+	uint32_t i;
+
+	for (i = 0; i < cl->ways; i++)
+		if (b[i].used && b[i].va == va)
+			return &b[i];
+	return NULL;
+}
+
+bool
+clover_read_key(const struct clover *cl, unsigned int region, uint64_t va, uint64_t *key)
+{
+	const struct read_ent *s = read_find(cl, va);
+
+	if (s == NULL || s->region != region)
+		return false;
+	*key = s->key;
+	return true;
 }
 
 static inline uint32_t
@@ -235,10 +267,22 @@ static void
 read_learn(struct clover *cl, uint64_t va, uint64_t key, unsigned int region,
 	   uint64_t *ctr)
 {
-	struct read_ent *s = read_slot(cl, va);
+	struct read_ent *b = read_bucket(cl, va), *s = NULL;
+	uint32_t i;
 
+	/* the same node again, else a free slot, else the oldest (with one
+	 * way: the slot, as the paper's table) */
+	for (i = 0; i < cl->ways; i++) {
+		if (b[i].used && b[i].va == va) {
+			s = &b[i];
+			break;
+		}
+		if (s == NULL || (s->used && (!b[i].used || (int32_t)(b[i].stamp - s->stamp) < 0)))
+			s = &b[i];
+	}
 	if (s->used && s->va != va)
 		ctr[CLOVER_COLLISIONS]++;
+	s->stamp = ++cl->learn_clock;
 	s->used = 1;
 	s->va = va;
 	s->key = key;
@@ -414,10 +458,10 @@ on_tail_cas(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int ser
 	/* The key: the node this QP just wrote; the target must not be known
 	 * as another key's node. */
 	q = qp_slot(cl, p->src_ip4, p->qpn, server);
-	s = read_slot(cl, node);
+	s = read_find(cl, node);
 	if (!q->used || q->client_ip != p->src_ip4 || q->qpn != p->qpn ||
 	    q->server != server || q->region != ri ||
-	    (s->used && s->va == node && (s->key != q->key || s->region != ri))) {
+	    (s != NULL && (s->key != q->key || s->region != ri))) {
 		ctr[CLOVER_CAS_NO_KEY]++;
 		return false;
 	}
@@ -439,6 +483,13 @@ on_tail_cas(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int ser
 		if (target == va || cl->prm.write_steering) {
 			c->kind = CAS_AIMED;
 			c->target_va = target;
+			/* The tail being superseded is what every client that
+			 * touched the key lately holds as its cursor and will
+			 * READ next: relearn it now, so that it is the newest
+			 * entry of its bucket (or takes its slot back from a
+			 * collision) when those READs come. */
+			if (cl->prm.read_steering)
+				read_learn(cl, e->tail, e->key, (unsigned int)ri, ctr);
 			e->tail = q->node;     /* what the server will hold after it */
 			if (target == va) {
 				ctr[CLOVER_CAS_AT_TAIL]++;
@@ -478,8 +529,8 @@ on_value_read(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int s
 	ctr[CLOVER_VALUE_READS]++;
 	if (!cl->prm.read_steering)
 		return false;
-	s = read_slot(cl, va);
-	if (!s->used || s->va != va || s->region != ri) {
+	s = read_find(cl, va);
+	if (s == NULL || s->region != ri) {
 		ctr[CLOVER_READ_MISSES]++;
 		return false;
 	}

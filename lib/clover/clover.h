@@ -27,7 +27,13 @@
  * Tables (fixed, sized at clover_create, never grown):
  *   tail cache   (region, key) -> tail address, open addressing, 2x keys.
  *   read table   keys * read_factor slots indexed by murmur3's fmix64 of a
- *                node address, holding (address, key); collisions overwrite.
+ *                node address, holding (address, key); collisions overwrite
+ *                (read_ways 1, the paper's table) or, in buckets of
+ *                read_ways slots, the oldest entry of the bucket goes.
+ *                Learned from every data WRITE, and relearned when a CAS
+ *                is aimed past a key's tail: the superseded tail is what
+ *                the clients that touched the key lately hold as their
+ *                cursor, so it is what they will READ next.
  *   qp table     client QP -> its last data WRITE (key, node).
  *   cas table    outstanding tail CAS by (client IP, server, PSN): the
  *                target it was given (a retransmission gets the same one)
@@ -59,6 +65,7 @@
 #include "roce.h"
 
 #define CLOVER_MAX_REGIONS 16
+#define CLOVER_MAX_READ_WAYS 16   /* slots per read table bucket */
 
 struct clover_region {
 	int server;                /* server index the frames are matched with */
@@ -78,6 +85,7 @@ struct clover_params {
 	struct clover_region regions[CLOVER_MAX_REGIONS];
 	uint32_t keys;             /* expected key space */
 	uint32_t read_factor;      /* read table = keys * read_factor slots */
+	uint32_t read_ways;        /* slots per bucket, 0/1 = direct-mapped */
 	uint32_t qps;              /* power of two */
 	uint32_t cas;              /* power of two */
 	bool write_steering;
@@ -140,5 +148,9 @@ clover_fmix64(uint64_t k)
 /* Introspection for tests: the cached tail of (region, key), if known. */
 bool clover_tail(const struct clover *cl, unsigned int region, uint64_t key,
 		 uint64_t *tail);
+
+/* Introspection for tests: the key the read table holds for node va. */
+bool clover_read_key(const struct clover *cl, unsigned int region, uint64_t va,
+		     uint64_t *key);
 
 #endif /* SWORD_CLOVER_H */

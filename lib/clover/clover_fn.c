@@ -9,6 +9,9 @@
 #include "clover.h"
 #include "clover_fn.h"
 
+_Static_assert(SWORD_CLOVER_READ_WAYS == CLOVER_MAX_READ_WAYS,
+	       "[clover] read_ways range must match lib/clover's");
+
 void
 clover_params_from_config(struct clover_params *prm, const struct sword_config *cfg)
 {
@@ -32,6 +35,7 @@ clover_params_from_config(struct clover_params *prm, const struct sword_config *
 	}
 	prm->keys = cfg->clover_keys;
 	prm->read_factor = cfg->clover_read_factor;
+	prm->read_ways = cfg->clover_read_ways;
 	prm->qps = cfg->clover_qps;
 	prm->cas = cfg->clover_cas;
 	prm->write_steering = cfg->clover_write_steering;

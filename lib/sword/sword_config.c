@@ -72,6 +72,7 @@ sword_config_defaults(struct sword_config *c)
 	c->atomic.force_ackreq = true;
 	c->clover_keys = 65536;
 	c->clover_read_factor = 3;
+	c->clover_read_ways = 1;
 	c->clover_qps = 4096;
 	c->clover_cas = 4096;
 	c->clover_write_steering = true;
@@ -530,9 +531,15 @@ config_apply(struct sword_config *c, const char *src, const char *sec,
 			return 0;
 		}
 		if (strcmp(key, "read_factor") == 0) {
-			if (parse_u64(&w, val, 1, 16, &x, err, errlen) < 0)
+			if (parse_u64(&w, val, 1, 256, &x, err, errlen) < 0)
 				return -1;
 			c->clover_read_factor = (uint32_t)x;
+			return 0;
+		}
+		if (strcmp(key, "read_ways") == 0) {
+			if (parse_u64(&w, val, 1, SWORD_CLOVER_READ_WAYS, &x, err, errlen) < 0)
+				return -1;
+			c->clover_read_ways = (uint32_t)x;
 			return 0;
 		}
 		if (strcmp(key, "qps") == 0) {
@@ -1065,8 +1072,9 @@ sword_config_print(const struct sword_config *c, FILE *f)
 		"learn_holdoff_ms %u, force_ackreq %s\n", c->atomic.pmtu,
 		c->atomic.max_refusals, c->atomic.gate_ms, c->atomic.pending_expire_ms,
 		c->atomic.learn_holdoff_ms, c->atomic.force_ackreq ? "on" : "off");
-	fprintf(f, "  clover keys %u, read_factor %u, qps %u, cas %u, write_steering %s, "
-		"read_steering %s\n", c->clover_keys, c->clover_read_factor, c->clover_qps,
+	fprintf(f, "  clover keys %u, read_factor %u, read_ways %u, qps %u, cas %u, "
+		"write_steering %s, read_steering %s\n", c->clover_keys,
+		c->clover_read_factor, c->clover_read_ways, c->clover_qps,
 		c->clover_cas, c->clover_write_steering ? "on" : "off",
 		c->clover_read_steering ? "on" : "off");
 	fprintf(f, "  clover layouts %u\n", c->n_clover);

@@ -31,6 +31,7 @@
 #define SWORD_MAX_BURST 128
 #define SWORD_NAME_LEN 32          /* server/lock names incl. NUL */
 #define SWORD_MAX_CLOVER 16        /* [clover.NAME] layouts */
+#define SWORD_CLOVER_READ_WAYS 16  /* [clover] read_ways at most */
 
 enum sword_mode {
 	SWORD_MODE_ONE_PORT = 0,   /* hairpin: everything in and out of ports.client */
@@ -127,6 +128,7 @@ struct sword_config {
 	/* [clover] (tables per worker, sized at start) */
 	uint32_t clover_keys;          /* expected key space (tail cache: 2x slots) */
 	uint32_t clover_read_factor;   /* read steering table = factor * keys */
+	uint32_t clover_read_ways;     /* read table slots per bucket (1 = direct) */
 	uint32_t clover_qps;           /* client QPs remembered (last data WRITE) */
 	uint32_t clover_cas;           /* tail CAS remembered until answered */
 	bool clover_write_steering;

@@ -59,6 +59,7 @@ struct client {
 	uint64_t node;             /* PUT: the new node */
 	uint64_t value;            /* PUT: value id */
 	unsigned int reads_this_get;
+	enum csim_get_class get_class;
 	uint64_t *hint;            /* per key */
 	struct fifo in;            /* responses */
 	unsigned int pending;      /* requests not answered yet */
@@ -90,6 +91,11 @@ struct world {
 	uint64_t n_get_log;
 	double *zipf_cdf;
 	FILE *pcap;
+	/* diagnostics */
+	uint8_t *learned;          /* per node: lib/clover learned its data WRITE */
+	uint64_t *tail;            /* per key: the tail in memory */
+	uint64_t *snap;            /* clients * keys scratch */
+	uint64_t *snap_cnt;        /* clients * keys scratch */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -262,7 +268,16 @@ wire(struct world *w, struct frame *f, bool to_server)
 		w->res->bad_frames++;
 		return;
 	}
-	if (w->cl != NULL && clover_process(w->cl, f->buf, &p, 0, to_server, w->res->ctr)) {
+	uint64_t learned = w->res->ctr[CLOVER_DATA_WRITES];
+	bool rw = w->cl != NULL &&
+		  clover_process(w->cl, f->buf, &p, 0, to_server, w->res->ctr);
+
+	if (w->res->ctr[CLOVER_DATA_WRITES] != learned) {
+		uint64_t va = get_be64(f->buf + p.bth_off + 12);
+
+		w->learned[(va - MEM_BASE) / w->prm->value_size] = 1;
+	}
+	if (rw) {
 		w->res->rewritten++;
 		pcap_write(w, f->buf, f->len);
 		if (!roce_icrc_verify(f->buf, &p))
@@ -346,8 +361,10 @@ server_step(struct world *w)
 			return;
 		}
 		old = get_le64(m);
-		if (old == cmp)
+		if (old == cmp) {
 			put_le64(m, swap);
+			w->tail[get_le64(m + 8)] = swap;
+		}
 		memcpy(ae, ext, 4);
 		put_be64(ae + 4, old);
 		resp->len = csim_build(resp->buf, SERVER_IP, c->ip, CLIENT_QPN(cid),
@@ -431,6 +448,82 @@ shortcut_va(const struct world *w, unsigned int key)
 	return MEM_BASE + w->sc_off + 8ull * key;
 }
 
+/* The first READ of a GET, classified by what lib/clover did with it. */
+static void
+cursor_read(struct world *w, struct client *c)
+{
+	uint64_t *ctr = w->res->ctr, va = c->hint[c->key];
+	uint64_t st = ctr[CLOVER_STEERED_READS], at = ctr[CLOVER_READ_AT_TAIL];
+	uint64_t unk = ctr[CLOVER_READ_TAIL_UNKNOWN], miss = ctr[CLOVER_READ_MISSES];
+
+	if (va != w->tail[c->key])
+		w->res->cursor_stale++;
+	send_read(w, c, true, va, w->prm->value_size);
+	if (w->cl == NULL || !w->prm->read_steering)
+		c->get_class = CSIM_GET_UNSTEERED;
+	else if (ctr[CLOVER_STEERED_READS] != st)
+		c->get_class = CSIM_GET_STEERED;
+	else if (ctr[CLOVER_READ_AT_TAIL] != at)
+		c->get_class = CSIM_GET_AT_TAIL;
+	else if (ctr[CLOVER_READ_TAIL_UNKNOWN] != unk)
+		c->get_class = CSIM_GET_TAIL_UNKNOWN;
+	else if (ctr[CLOVER_READ_MISSES] != miss)
+		c->get_class = w->learned[(va - MEM_BASE) / w->prm->value_size] ?
+			       CSIM_GET_MISS_EVICTED : CSIM_GET_MISS_NEVER;
+	else
+		c->get_class = CSIM_GET_UNSTEERED;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* How many distinct cursors the clients hold, and how many are stale: what
+ * a read table would have to remember for every cursor READ to hit.  Also
+ * the best any table of `slots` entries could do: the share of stale
+ * (client, key) cursors covered by the `slots` most-held stale addresses. */
+static void
+snapshot_hints(struct world *w, uint64_t slots)
+{
+	const struct csim_params *prm = w->prm;
+	uint64_t n = 0, i, distinct = 0, stale = 0, stale_pairs = 0, run = 0, covered = 0;
+	uint64_t *cnt = w->snap_cnt;
+	unsigned int ci, k;
+
+	for (ci = 0; ci < prm->clients; ci++)
+		for (k = 0; k < prm->keys; k++)
+			w->snap[n++] = w->c[ci].hint[k];
+	qsort(w->snap, n, sizeof(*w->snap), cmp_u64);
+	for (i = 0; i < n; i++) {
+		uint8_t *m = mem_at(w, w->snap[i], 24);
+		bool is_stale = m != NULL && w->tail[get_le64(m + 8)] != w->snap[i];
+
+		if (is_stale)
+			stale_pairs++;
+		if (i > 0 && w->snap[i] == w->snap[i - 1]) {
+			if (is_stale)
+				cnt[stale - 1]++;
+			continue;
+		}
+		distinct++;
+		if (is_stale)
+			cnt[stale++] = 1;
+	}
+	/* most-held first */
+	qsort(cnt, stale, sizeof(*cnt), cmp_u64);
+	for (i = 0; i < stale && run < slots; i++, run++)
+		covered += cnt[stale - 1 - i];
+	if (stale_pairs > 0)
+		w->res->hint_oracle_sum += (double)covered / (double)stale_pairs;
+	w->res->hint_samples++;
+	w->res->hint_distinct_sum += distinct;
+	w->res->hint_stale_sum += stale;
+}
+
 static void
 start_op(struct world *w, struct client *c)
 {
@@ -467,7 +560,7 @@ start_op(struct world *w, struct client *c)
 		c->st = CL_GET_READ;
 		c->reads_this_get = 1;
 		c->have_node = false;
-		send_read(w, c, true, c->hint[c->key], w->prm->value_size);
+		cursor_read(w, c);
 		send_read(w, c, false, shortcut_va(w, c->key), 8);
 	}
 }
@@ -555,6 +648,8 @@ client_rx(struct world *w, struct client *c)
 		}
 		if (c->reads_this_get > 1)
 			w->res->gets_multi_rt++;
+		w->res->get_class[c->get_class][0]++;
+		w->res->get_class[c->get_class][1] += c->reads_this_get > 1;
 		w->get_key[w->n_get_log] = c->key;
 		w->get_val[w->n_get_log] = c->node_vid;
 		if (c->node_key != c->key)
@@ -621,6 +716,7 @@ csim_run(const struct csim_params *prm, struct csim_result *res)
 	struct world w;
 	uint64_t total_ops = (uint64_t)prm->clients * prm->ops, max_values;
 	unsigned int i, k, active;
+	uint64_t step;
 	int rc = -1;
 
 	memset(res, 0, sizeof(*res));
@@ -644,7 +740,12 @@ csim_run(const struct csim_params *prm, struct csim_result *res)
 	w.get_key = calloc(total_ops + 1, sizeof(uint64_t));
 	w.get_val = calloc(total_ops + 1, sizeof(uint64_t));
 	w.c = calloc(prm->clients, sizeof(*w.c));
-	if (!w.mem || !w.committed || !w.value_key || !w.value_node || !w.get_key ||
+	w.learned = calloc(max_values, 1);
+	w.tail = calloc(prm->keys, sizeof(*w.tail));
+	w.snap = calloc((size_t)prm->clients * prm->keys, sizeof(*w.snap));
+	w.snap_cnt = calloc((size_t)prm->clients * prm->keys, sizeof(*w.snap_cnt));
+	if (!w.learned || !w.tail || !w.snap || !w.snap_cnt ||
+	    !w.mem || !w.committed || !w.value_key || !w.value_node || !w.get_key ||
 	    !w.get_val || !w.c || fifo_init(&w.srv_in, 4 * prm->clients + 4) < 0) {
 		snprintf(res->err, sizeof(res->err), "out of memory");
 		goto out;
@@ -673,6 +774,7 @@ csim_run(const struct csim_params *prm, struct csim_result *res)
 		};
 		cp.keys = prm->table_keys ? prm->table_keys : prm->keys;
 		cp.read_factor = prm->read_factor ? prm->read_factor : 3;
+		cp.read_ways = prm->read_ways;
 		cp.qps = prm->tiny_tables ? 2 : 4096;
 		cp.cas = prm->tiny_tables ? 2 : 4096;
 		cp.write_steering = prm->write_steering;
@@ -724,6 +826,7 @@ csim_run(const struct csim_params *prm, struct csim_result *res)
 		w.committed[k] = 1;
 		w.value_key[k] = k;
 		w.value_node[k] = MEM_BASE + (uint64_t)k * prm->value_size;
+		w.tail[k] = w.value_node[k];
 	}
 	w.n_values = prm->keys;
 	w.next_free = (uint64_t)prm->keys * prm->value_size;
@@ -732,8 +835,12 @@ csim_run(const struct csim_params *prm, struct csim_result *res)
 	 * server (if it has requests) or a client (response to take, or idle
 	 * with ops left).  The server is one of N+1: queues build up. */
 	active = prm->clients;
-	while (active > 0 || w.srv_in.n > 0) {
+	for (step = 0; active > 0 || w.srv_in.n > 0; step++) {
 		unsigned int pick = (unsigned int)(rnd(&w) % (prm->clients + 1));
+
+		if (step % 4096 == 4095)
+			snapshot_hints(&w, (uint64_t)(prm->table_keys ? prm->table_keys :
+						prm->keys) * (prm->read_factor ? prm->read_factor : 3));
 
 		if (res->bad_frames > 0)
 			break;
@@ -775,6 +882,10 @@ out:
 	free(w.get_key);
 	free(w.get_val);
 	free(w.zipf_cdf);
+	free(w.learned);
+	free(w.tail);
+	free(w.snap);
+	free(w.snap_cnt);
 	clover_destroy(w.cl);
 	return rc;
 }

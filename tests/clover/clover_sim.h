@@ -46,9 +46,21 @@ struct csim_params {
 	bool read_steering;
 	uint32_t table_keys;       /* [clover] keys (0 = keys) */
 	uint32_t read_factor;      /* [clover] read_factor (0 = 3) */
+	uint32_t read_ways;        /* [clover] read_ways (0 = 1) */
 	uint64_t seed;
 	const char *steered_pcap;  /* every frame lib/clover rewrote (NULL = none) */
 	bool tiny_tables;          /* 2-entry qp/cas tables: evictions everywhere */
+};
+
+/* What lib/clover did with the first READ of a GET (the cursor), and why. */
+enum csim_get_class {
+	CSIM_GET_STEERED,          /* redirected to the cached tail */
+	CSIM_GET_AT_TAIL,          /* hit, already aimed at the cached tail */
+	CSIM_GET_TAIL_UNKNOWN,     /* hit, but the key's tail was unsure */
+	CSIM_GET_MISS_EVICTED,     /* miss: the address was learned, then overwritten */
+	CSIM_GET_MISS_NEVER,       /* miss: the address was never learned */
+	CSIM_GET_UNSTEERED,        /* read steering off (or no lib/clover) */
+	CSIM_GET_NCLASS
 };
 
 struct csim_result {
@@ -59,6 +71,14 @@ struct csim_result {
 	uint64_t round_trips;                /* every request: one round trip */
 	uint64_t frames, rewritten;
 	uint64_t ctr[CLOVER_COUNTER_NUM];
+	/* diagnostics: [class][0] GETs, [class][1] of those needing > 1 READ */
+	uint64_t get_class[CSIM_GET_NCLASS][2];
+	uint64_t cursor_stale;               /* GET cursor not the key's tail when sent */
+	uint64_t hint_samples;               /* snapshots of what clients hold: */
+	uint64_t hint_distinct_sum;          /*   distinct cursors over all (client, key) */
+	uint64_t hint_stale_sum;             /*   ... of which not their key's tail */
+	double hint_oracle_sum;              /*   share of stale cursors a table of
+						  keys x read_factor could hold at best */
 	/* correctness */
 	uint64_t lost_writes;                /* committed node not in its chain */
 	uint64_t bad_reads;                  /* GET value never committed / wrong key */

@@ -58,6 +58,28 @@ ratio(uint64_t a, uint64_t b)
 	return b ? (double)a / (double)b : 0.0;
 }
 
+/*
+ * Read steering's own rules, whatever the table size: every address a
+ * client READs was learned (no GET misses on a never-learned address), a
+ * steered READ or one already at the cached tail never needs a second
+ * round trip (the redirect target is right), so every GET that needed one
+ * missed the table (overwritten) or found the key's tail unsure.
+ */
+static void
+expect_read_rules(const char *what, const struct csim_result *r)
+{
+	ck_assert_msg(r->get_class[CSIM_GET_MISS_NEVER][0] == 0,
+		      "%s: %lu GET cursors were never learned", what,
+		      (unsigned long)r->get_class[CSIM_GET_MISS_NEVER][0]);
+	ck_assert_msg(r->get_class[CSIM_GET_STEERED][1] == 0 &&
+		      r->get_class[CSIM_GET_AT_TAIL][1] == 0,
+		      "%s: %lu steered / %lu at-tail GETs needed a 2nd round trip", what,
+		      (unsigned long)r->get_class[CSIM_GET_STEERED][1],
+		      (unsigned long)r->get_class[CSIM_GET_AT_TAIL][1]);
+	ck_assert_uint_eq(r->gets_multi_rt, r->get_class[CSIM_GET_MISS_EVICTED][1] +
+			  r->get_class[CSIM_GET_TAIL_UNKNOWN][1]);
+}
+
 /* Steering off (lib/clover in the path, both halves off) vs on, same seed. */
 static void
 off_vs_on(const char *name, struct csim_params prm, struct csim_result *off,
@@ -79,6 +101,7 @@ off_vs_on(const char *name, struct csim_params prm, struct csim_result *off,
 	snprintf(what, sizeof(what), "%s on", name);
 	report(what, on);
 	expect_correct(what, on);
+	expect_read_rules(what, on);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -116,6 +139,55 @@ START_TEST(tc_contention_ycsb_a)
 	ck_assert_msg(on.round_trips * 10 < off.round_trips * 7,
 		      "round trips: %lu on vs %lu off", (unsigned long)on.round_trips,
 		      (unsigned long)off.round_trips);
+	/* Why "near zero" is out of reach for the paper's 3x here: the clients
+	 * hold several times more distinct stale cursors than the table has
+	 * slots, so even a table that knew the future could cover only part of
+	 * them (tc_read_steering_live_cursors sizes the table to hold them). */
+	ck_assert_msg((double)on.hint_stale_sum / on.hint_samples > 2.0 * prm.keys * 3,
+		      "stale cursors held %.0f: fit in the 3x table?",
+		      (double)on.hint_stale_sum / on.hint_samples);
+	ck_assert_msg(on.hint_oracle_sum / on.hint_samples < 0.75,
+		      "best 3x table would cover %.3f of stale cursors",
+		      on.hint_oracle_sum / on.hint_samples);
+}
+END_TEST
+
+/*
+ * The same contended worlds with a read table that holds the cursors the
+ * clients keep (read_factor 64, 8-way buckets: 4096 slots for ~700 live
+ * cursors): both a failed tail CAS and a GET needing a second round trip
+ * become rare, against steering off in the same test.
+ */
+START_TEST(tc_read_steering_live_cursors)
+{
+	static const struct { const char *name; double zipf; uint64_t seed; } w[] = {
+		{ "ycsb-a uniform, big table", 0, 7 },
+		{ "ycsb-a zipf, big table", 0.99, 17 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		struct csim_params prm = {
+			.clients = 16, .keys = 64, .ops = 400, .write_pct = 50,
+			.zipf = w[i].zipf, .value_size = 1024, .seed = w[i].seed,
+			.read_factor = 64, .read_ways = 8,
+		};
+		struct csim_result off, on;
+
+		off_vs_on(w[i].name, prm, &off, &on);
+		ck_assert_msg(ratio(off.cas_failed, off.puts) > 0.3 &&
+			      ratio(off.gets_multi_rt, off.gets) > 0.3,
+			      "%s: baseline failed-CAS/put %.3f, GETs>1RT %.3f", w[i].name,
+			      ratio(off.cas_failed, off.puts),
+			      ratio(off.gets_multi_rt, off.gets));
+		ck_assert_msg(ratio(on.cas_failed, on.puts) < 0.05,
+			      "%s: failed CAS/put %.4f", w[i].name,
+			      ratio(on.cas_failed, on.puts));
+		ck_assert_msg(ratio(on.gets_multi_rt, on.gets) < 0.05,
+			      "%s: GETs needing a 2nd round trip %.4f (off %.4f)", w[i].name,
+			      ratio(on.gets_multi_rt, on.gets),
+			      ratio(off.gets_multi_rt, off.gets));
+	}
 }
 END_TEST
 
@@ -190,6 +262,7 @@ START_TEST(tc_tiny_tables)
 	ck_assert_int_eq(csim_run(&prm, &r), 0);
 	report("tiny tables", &r);
 	expect_correct("tiny tables", &r);
+	expect_read_rules("tiny tables", &r);
 	ck_assert_msg(r.ctr[CLOVER_KEYS_FULL] > 0, "tail cache never full");
 	ck_assert_msg(r.ctr[CLOVER_COLLISIONS] > 0, "no read table collision");
 }
@@ -207,22 +280,29 @@ START_TEST(tc_steered_frames_scapy)
 		.write_steering = true, .read_steering = true,
 	};
 	struct csim_result r;
+	unsigned int i;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/clover-steered-%d.pcap", dir ? dir : "/tmp",
-		 (int)getpid());
-	prm.steered_pcap = path;
-	ck_assert_int_eq(csim_run(&prm, &r), 0);
-	report("steered frames", &r);
-	expect_correct("steered frames", &r);
-	ck_assert_msg(r.ctr[CLOVER_STEERED_WRITES] > 0 && r.ctr[CLOVER_STEERED_READS] > 0,
-		      "need both kinds of steered frames");
 	ck_assert_msg(py != NULL && helpers != NULL, "SYSTEM_PYTHON/TEST_HELPERS_DIR unset");
-	snprintf(cmd, sizeof(cmd), "%s %s/validate_pcap.py --expect %lu %s", py, helpers,
-		 (unsigned long)r.rewritten, path);
-	rc = system(cmd);
-	ck_assert_msg(rc == 0, "validate_pcap.py rejected steered frames (%s)", cmd);
-	unlink(path);
+	/* the paper's read table, then a large 8-way one (more READs steered) */
+	for (i = 0; i < 2; i++) {
+		prm.read_factor = i ? 64 : 3;
+		prm.read_ways = i ? 8 : 1;
+		snprintf(path, sizeof(path), "%s/clover-steered-%d-%u.pcap",
+			 dir ? dir : "/tmp", (int)getpid(), i);
+		prm.steered_pcap = path;
+		ck_assert_int_eq(csim_run(&prm, &r), 0);
+		report(i ? "steered frames, 64x 8-way" : "steered frames", &r);
+		expect_correct("steered frames", &r);
+		ck_assert_msg(r.ctr[CLOVER_STEERED_WRITES] > 0 &&
+			      r.ctr[CLOVER_STEERED_READS] > 0,
+			      "need both kinds of steered frames");
+		snprintf(cmd, sizeof(cmd), "%s %s/validate_pcap.py --expect %lu %s", py,
+			 helpers, (unsigned long)r.rewritten, path);
+		rc = system(cmd);
+		ck_assert_msg(rc == 0, "validate_pcap.py rejected steered frames (%s)", cmd);
+		unlink(path);
+	}
 }
 END_TEST
 
@@ -428,6 +508,94 @@ START_TEST(tc_bad_icrc_write_not_learned)
 }
 END_TEST
 
+/* One bucket of 4 ways (keys 1 x factor 4): four nodes fit; a fifth evicts
+ * the oldest learned; relearning a node makes it the newest. */
+START_TEST(tc_read_table_buckets)
+{
+	struct clover_params cp = {
+		.n_regions = 1, .keys = 1, .read_factor = 4, .read_ways = 4, .qps = 64,
+		.cas = 64, .write_steering = true, .read_steering = true,
+	};
+	uint64_t ctr[CLOVER_COUNTER_NUM] = { 0 }, key;
+	struct clover *cl;
+	uint8_t f[256];
+	unsigned int i;
+
+	cp.regions[0] = (struct clover_region){
+		.server = 0, .rkey_any = true, .base = 0x1000, .last = 0xffffff,
+		.write_min = 64, .key_offset = 8, .key_width = 8, .next_offset = 0,
+		.read_min = 64,
+	};
+	cl = clover_create(&cp);
+	ck_assert_ptr_nonnull(cl);
+	for (i = 0; i < 4; i++)
+		ck_assert(!feed(cl, f, mk_write(f, i, 0x1000 * (i + 1), 10 + i), true, ctr));
+	for (i = 0; i < 4; i++) {
+		ck_assert(clover_read_key(cl, 0, 0x1000 * (i + 1), &key));
+		ck_assert_uint_eq(key, 10 + i);
+	}
+	ck_assert_uint_eq(ctr[CLOVER_COLLISIONS], 0);
+	/* relearn node 1 (now the newest), then a fifth node: node 2 goes */
+	ck_assert(!feed(cl, f, mk_write(f, 4, 0x1000, 10), true, ctr));
+	ck_assert(!feed(cl, f, mk_write(f, 5, 0x5000, 14), true, ctr));
+	ck_assert_uint_eq(ctr[CLOVER_COLLISIONS], 1);
+	ck_assert(clover_read_key(cl, 0, 0x1000, &key));
+	ck_assert(!clover_read_key(cl, 0, 0x2000, &key));
+	ck_assert(clover_read_key(cl, 0, 0x3000, &key));
+	ck_assert(clover_read_key(cl, 0, 0x4000, &key));
+	ck_assert(clover_read_key(cl, 0, 0x5000, &key));
+	ck_assert_uint_eq(key, 14);
+	clover_destroy(cl);
+	/* more ways than slots is refused */
+	cp.read_ways = CLOVER_MAX_READ_WAYS + 1;
+	ck_assert_ptr_null(clover_create(&cp));
+}
+END_TEST
+
+/* A steered CAS relearns the tail it supersedes: clients that read that
+ * tail while it was current will READ it next.  A one-slot read table: B's
+ * data WRITE overwrote A, the CAS linking B after A brings A back. */
+START_TEST(tc_superseded_tail_relearned)
+{
+	struct clover_params cp = {
+		.n_regions = 1, .keys = 1, .read_factor = 1, .qps = 64, .cas = 64,
+		.write_steering = true, .read_steering = true,
+	};
+	uint64_t ctr[CLOVER_COUNTER_NUM] = { 0 }, key;
+	struct clover *cl;
+	uint8_t f[256];
+	uint32_t len;
+
+	cp.regions[0] = (struct clover_region){
+		.server = 0, .rkey_any = true, .base = 0x1000, .last = 0xffffff,
+		.write_min = 64, .key_offset = 8, .key_width = 8, .next_offset = 0,
+		.read_min = 64,
+	};
+	cl = clover_create(&cp);
+	ck_assert_ptr_nonnull(cl);
+	learn_then_stale(cl, ctr, f, &len);          /* tail A = 0x2000, B written */
+	ck_assert(!clover_read_key(cl, 0, 0x2000, &key));
+	ck_assert(clover_read_key(cl, 0, 0x3000, &key));
+	ck_assert(feed(cl, f, len, true, ctr));      /* steered to A, tail now B */
+	ck_assert(clover_read_key(cl, 0, 0x2000, &key));
+	ck_assert_uint_eq(key, 5);
+	/* a READ of the superseded A is steered to B */
+	{
+		uint8_t reth[16];
+
+		be64_at(reth, 0x2000);
+		be32_at(reth + 8, 1);
+		be32_at(reth + 12, 64);
+		len = csim_build(f, CLIENT_IP, SRV_IP, 0x11, ROCE_RC_READ_REQUEST, 6, reth, 16,
+				 NULL, 0);
+		ck_assert(feed(cl, f, len, true, ctr));
+		ck_assert_uint_eq(va_of(f), 0x3000);
+		ck_assert_uint_eq(ctr[CLOVER_STEERED_READS], 1);
+	}
+	clover_destroy(cl);
+}
+END_TEST
+
 /* A CAS from a QP that wrote nothing: key unknown, passed, counted. */
 START_TEST(tc_cas_without_write)
 {
@@ -479,6 +647,21 @@ START_TEST(tc_config)
 	ck_assert_uint_eq(prm.regions[0].rkey, 0x53716);
 	ck_assert_uint_eq(prm.keys, 1000);
 	ck_assert_uint_eq(prm.read_factor, 3);
+	ck_assert_uint_eq(prm.read_ways, 1);
+	ck_assert_int_eq(set(&c, "clover.read_factor=64", err, sizeof(err)), 0);
+	ck_assert_int_eq(set(&c, "clover.read_ways=8", err, sizeof(err)), 0);
+	ck_assert_int_eq(sword_config_validate(&c, err, sizeof(err)), 0);
+	clover_params_from_config(&prm, &c);
+	ck_assert_uint_eq(prm.read_factor, 64);
+	ck_assert_uint_eq(prm.read_ways, 8);
+	ck_assert_int_eq(set(&c, "clover.read_ways=17", err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "[clover] read_ways: out of range") != NULL, "%s", err);
+	ck_assert_int_eq(set(&c, "clover.read_factor=257", err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "[clover] read_factor: out of range") != NULL, "%s", err);
+	ck_assert_int_eq(set(&c, "clover.keys=67108864", err, sizeof(err)), 0);
+	ck_assert_int_eq(sword_config_validate(&c, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "exceeds 2^28 slots") != NULL, "%s", err);
+	ck_assert_int_eq(set(&c, "clover.keys=1000", err, sizeof(err)), 0);
 
 	ck_assert_int_eq(set(&c, "clover.v.bogus=1", err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "--set: [clover.v] bogus: unknown key");
@@ -522,6 +705,7 @@ START_TEST(tc_config_file)
 	ck_assert_uint_eq(c.clover_layouts[0].write_min, 1024);
 	ck_assert_uint_eq(c.clover_layouts[0].key_offset, 8);
 	ck_assert_uint_eq(c.clover_read_factor, 3);
+	ck_assert_uint_eq(c.clover_read_ways, 1);
 }
 END_TEST
 
@@ -542,10 +726,13 @@ main(void)
 	tcase_add_test(tc, tc_steering_off_never_rewrites);
 	tcase_add_test(tc, tc_cas_without_write);
 	tcase_add_test(tc, tc_bad_icrc_write_not_learned);
+	tcase_add_test(tc, tc_read_table_buckets);
+	tcase_add_test(tc, tc_superseded_tail_relearned);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(loop, 1200);
 	tcase_add_test(loop, tc_single_client_untouched);
 	tcase_add_test(loop, tc_contention_ycsb_a);
+	tcase_add_test(loop, tc_read_steering_live_cursors);
 	tcase_add_test(loop, tc_contention_write_only_zipf);
 	tcase_add_test(loop, tc_read_steering_hot_keys);
 	tcase_add_test(loop, tc_tiny_tables);
