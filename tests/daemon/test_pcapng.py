@@ -5,7 +5,9 @@ F6 capture: --pcap-in / --pcap-out write pcapng files (rte_pcapng) of every
 frame received / transmitted.  Checked with tshark (an independent reader):
 right format, right frame counts, right lengths; and byte for byte (scapy's
 raw reader) equal to what went in and came out of the ports.  One-port and
-two-port (both ports in one file each).
+two-port (both ports in one file each).  A long capture: more frames than
+the capture mbuf pool holds (8191), so copies must go back to the pool once
+written (they did not: captures used to stop after 8191 frames in all).
 """
 
 import os
@@ -70,6 +72,20 @@ def body():
     r = t.sh(["tshark", "-n", "-r", p["in.pcapng"], "-T", "fields", "-e", "frame.interface_id"])
     ifs = [l.strip() for l in r.stdout.splitlines() if l.strip()]
     t.check_eq(sorted(set(ifs)), ["0", "1"] if f1 else ["0"], "two-port --pcap-in interface ids")
+
+    # long: 400 copies of the capture, in and out each well over the pool
+    many = frames * 400
+    d3 = t.tmpdir()
+    p = {x: os.path.join(d3, x) for x in ("in.pcap", "out.pcap", "in.pcapng", "out.pcapng")}
+    t.write_frames(p["in.pcap"], many)
+    sw = t.Swordd(["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (p["in.pcap"], p["out.pcap"])],
+                  ["--mode", "one-port", "--idle-exit", "2",
+                   "--pcap-in", p["in.pcapng"], "--pcap-out", p["out.pcapng"]],
+                  name="png3", workdir=d3).start()
+    sw.expect_exit(0)
+    t.check_eq(len(t.read_frames(p["out.pcap"])), len(many), "long: frames forwarded")
+    check_pcapng(p["in.pcapng"], many, "long --pcap-in")
+    check_pcapng(p["out.pcapng"], many, "long --pcap-out")
 
 
 if __name__ == "__main__":
