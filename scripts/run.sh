@@ -255,6 +255,7 @@ EOF
 	# the path must carry frames before the clients start (a client whose
 	# first requests vanish spends its retry budget at start-up)
 	for ((t = 0; t < 100; t++)); do
+		[ "$interrupted" -eq 0 ] || break
 		ip netns exec "$ns_c" ping -c 1 -W 1 198.18.0.2 >/dev/null 2>&1 && break
 	done
 
@@ -315,7 +316,8 @@ echo
 echo "== summary"
 sum_rc=0
 /usr/bin/python3 - "$work" "$locks" "$clients" "$json" <<'EOF' || sum_rc=$?
-import json, os, sys
+import json, os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)   # a second Ctrl-C: the summary still comes
 work, locks, nclients, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 
 def load(p):
