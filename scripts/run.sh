@@ -1,66 +1,96 @@
 #!/usr/bin/env bash
-# run.sh — the sword demo: two network namespaces joined through swordd.
+# run.sh — the sword demo: contending Sherman-style lock clients through
+# swordd, pass-through vs lock acceleration, live.
 #
-#   netns client (198.18.0.1) -- tap -- swordd two-port -- tap -- netns server (198.18.0.2)
+#   netns client (198.18.0.1): N roce-peer clients (sherman-lock)
+#        | tap
+#   swordd two-port (net_tap; config generated: server.mem0 = 198.18.0.2,
+#        | tap       one lock region)
+#   netns server (198.18.0.2): roce-peer memory server
 #
 # As root on a fresh Debian 12 machine:  scripts/run.sh
-# It runs scripts/setup.sh (packages, hugepages, build into build/), creates
-# the two namespaces, starts swordd with conf/swordd.conf (two-port over
-# net_tap, a stats line every second), and generates demo traffic: ping, and
-# a small RoCEv2 requester in the client namespace talking to an emulated
-# memory server in the server namespace (CAS lock / WRITE / READ / release
-# WRITE, frames built by scapy with valid ICRCs; 198.18.0.2 is server.mem0 in
-# conf/swordd.conf, so its traffic is managed).  Ctrl-C (or --duration)
-# stops everything, prints the final counters, and removes all it created.
+# It runs scripts/setup.sh (packages, hugepages, build into build/), then
+# runs the same load twice — swordd pass-through (atomic_replacement = off)
+# and lock acceleration (atomic_replacement = on) — printing live progress
+# every second (lock ops/s, retries, retransmissions, violations, swordd
+# managed frames and rewrites), then a summary comparing the two, with the
+# checks the clients and the memory server make (violations, QP errors,
+# per-lock counters in memory = critical sections completed).  Everything it
+# creates (namespaces, taps, processes, DPDK runtime files, temp files) is
+# removed at exit, also on Ctrl-C.
+#
+# Exit status: 0 when every run passed its checks; 1 when a check failed or
+# something did not start; 130 after Ctrl-C (or 143 after SIGTERM) — the
+# clients of the interrupted run finish their critical sections, and the
+# summary covers what ran (a failed check still exits 1).
 #
 # Options:
-#   --duration SEC     stop after SEC seconds (default: run until Ctrl-C)
-#   --no-setup         do not run scripts/setup.sh (use an existing build)
-#   --build DIR        build directory (default: build/)
-#   --config FILE      swordd configuration (default: conf/swordd.conf)
-#   --rate N           RoCE requests per second from the client (default 10)
-#   --stats-json FILE  keep swordd's final counters (JSON) in FILE
+#   --duration SEC   seconds per run (default 10)
+#   --clients N      contending client processes (default 4)
+#   --qps N          QPs per client (default 1)
+#   --locks N        lock words (default 4; fewer = more contention)
+#   --mode M         both | passthrough | accel (default both)
+#   --no-setup       do not run scripts/setup.sh (use an existing build)
+#   --build DIR      meson build directory (default: build/)
+#   --json FILE      write the summary as JSON to FILE
+#   --keep           keep the temp directory with logs and JSON summaries
+#                    (a failed run always keeps it)
+#   --pcap           swordd writes pcapng of what it receives and sends
+#                    (<run>/swordd-in.pcapng, swordd-out.pcapng; implies --keep)
 #   -h, --help
+# Environment: DEMO_CLIENT_ARGS — extra roce-peer client options (e.g.
+#   "--rto-us 2000" to provoke retransmissions, or fault injection:
+#   "--loss 0.02 --dup 0.02 --reorder 0.02").
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build="$top/build"
-config="$top/conf/swordd.conf"
-duration=0
+duration=10
+clients=4
+qps=1
+locks=4
+mode=both
 setup=1
-rate=10
-stats_json=""
+json=""
+keep=0
+pcap=0
 
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--duration) duration=$2; shift ;;
+	--clients) clients=$2; shift ;;
+	--qps) qps=$2; shift ;;
+	--locks) locks=$2; shift ;;
+	--mode) mode=$2; shift ;;
 	--no-setup) setup=0 ;;
 	--build) build=$2; shift ;;
-	--config) config=$2; shift ;;
-	--rate) rate=$2; shift ;;
-	--stats-json) stats_json=$2; shift ;;
+	--json) json=$2; shift ;;
+	--keep) keep=1 ;;
+	--pcap) pcap=1; keep=1 ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
 done
-case "$duration" in ''|*[!0-9]*) echo "run.sh: --duration wants whole seconds" >&2; exit 2 ;; esac
-
+for v in "$duration" "$clients" "$qps" "$locks"; do
+	case "$v" in ''|*[!0-9]*|0) echo "run.sh: --duration/--clients/--qps/--locks want positive integers" >&2; exit 2 ;; esac
+done
+case "$mode" in both|passthrough|accel) ;; *) echo "run.sh: --mode both|passthrough|accel" >&2; exit 2 ;; esac
 if [ "$(id -u)" -ne 0 ]; then
-	echo "run.sh: must run as root (network namespaces, tap devices, DPDK)" >&2
+	echo "run.sh: must run as root (network namespaces, tap devices, AF_PACKET, DPDK)" >&2
 	exit 1
 fi
-
-log() { echo "run.sh: $*"; }
-
 if [ "$setup" -eq 1 ]; then
 	"$top/scripts/setup.sh" --build "$build"
 fi
-build=$(cd "$build" 2>/dev/null && pwd) || { echo "run.sh: no build directory $build (run without --no-setup, or pass --build)" >&2; exit 1; }
+build=$(cd "$build" 2>/dev/null && pwd) || { echo "run.sh: no build directory $build (run without --no-setup, or pass --build DIR)" >&2; exit 1; }
 swordd="$build/app/swordd/swordd"
-[ -x "$swordd" ] || { echo "run.sh: $swordd not built (run scripts/setup.sh)" >&2; exit 1; }
-[ -r "$config" ] || { echo "run.sh: cannot read $config" >&2; exit 1; }
+peer="$build/app/roce-peer/roce-peer"
+for b in "$swordd" "$peer"; do
+	[ -x "$b" ] || { echo "run.sh: $b not built (run scripts/setup.sh, or ninja -C $build)" >&2; exit 1; }
+done
+[ -z "$json" ] || json=$(realpath -m "$json")
 
 # shellcheck source=scripts/netns.sh
 . "$top/scripts/netns.sh"
@@ -68,31 +98,24 @@ swordd="$build/app/swordd/swordd"
 # Everything we create is named after our pid: several demos (or the test
 # suite) can run side by side.
 id=$$
-ns_c="sword-client-$id"
-ns_s="sword-server-$id"
-if_c="swc$id"
-if_s="sws$id"
-ip_c=198.18.0.1
-ip_s=198.18.0.2
-prefix="sword-demo-$id"
-work=$(mktemp -d "/tmp/sword-demo-$id.XXXXXX")
-swordd_pid=""   # swordd itself: where signals go
-swordd_job=""   # our child running it (swordd, or setsid waiting for it)
-bg_pids=()
-cleaned=0
+ns_c="demoC$id" ns_s="demoS$id"
+if_c="dmc$id" if_s="dms$id"
+prefix="demo$id"
+work=$(mktemp -d "/tmp/sword-demo-$id-XXXX")
+declare -A pid_of=()   # role -> pid of the running process
 
-# Waiting, the robust way.  Bash's `wait` builtin, when a trapped SIGINT
-# interrupts it, longjmps out of its waitpid loop: a child reaped in that
-# same instant (Ctrl-C goes to the whole process group, so ping and the
-# endpoints die together with the interrupt) loses its exit status, bash
-# believes it still runs, and a later `wait PID` on it blocks in wait4()
-# forever.  So nothing here ever sits in `wait` while a signal can come:
-# we poll with kill -0 and short foreground sleeps (a trap runs at the
-# next command, within ~0.2 s), and call `wait` only on a child already
-# known to be gone, only to collect swordd's exit status.
-# shellcheck disable=SC2317  # helpers used from the EXIT trap too
-alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
-# shellcheck disable=SC2317
+# Processes.  Each endpoint and swordd runs in its own session: Ctrl-C
+# reaches only this script, which then stops them in order — clients first
+# (SIGINT: they finish the critical section they are in and write their
+# summaries), then the memory server, then swordd (SIGTERM: each prints and
+# writes its summary) — so an interrupted run still adds up.
+#
+# Nothing here ever calls bash's `wait`: when a trapped signal interrupts
+# it, a child reaped in that instant loses its status and a later `wait PID`
+# blocks forever.  We poll with kill -0 and short sleeps (a trap runs within
+# ~0.2 s) and judge each process by the summary it writes, not by its exit
+# status.  Bash reaps its children by itself.
+alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 wait_gone() {   # PID TENTHS: wait up to TENTHS/10 s; 0 if gone
 	local i
 	for ((i = 0; i < $2; i++)); do
@@ -101,277 +124,294 @@ wait_gone() {   # PID TENTHS: wait up to TENTHS/10 s; 0 if gone
 	done
 	! alive "$1"
 }
-
-# shellcheck disable=SC2317
-wait_file() {   # FILE TENTHS: wait up to TENTHS/10 s for FILE to have data
-	local i
-	for ((i = 0; i < $2; i++)); do
-		[ -s "$1" ] && return 0
-		sleep 0.1 || true
+spawn() {   # ROLE LOG CMD...: start CMD in its own session, remember its pid
+	local role=$1 log=$2 pidf="$work/$1.pid" i
+	shift 2
+	rm -f "$pidf"
+	# setsid forks only when its caller leads a process group; the pid
+	# file gives the real pid either way
+	# shellcheck disable=SC2016  # $$ and $@ are the inner bash's
+	setsid bash -c 'echo $$ >"$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' "$pidf" "$@" \
+		</dev/null >"$log" 2>&1 &
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$pidf" ] && break
+		sleep 0.05 || true
 	done
-	[ -s "$1" ]
+	pid_of[$role]=$(cat "$pidf" 2>/dev/null) || { echo "run.sh: $role did not start" >&2; return 1; }
 }
-
-# shellcheck disable=SC2317  # called from the EXIT trap
-cleanup() {
-	local rc=$? p st
-	[ "$cleaned" -eq 0 ] || return 0
-	cleaned=1
-	trap '' INT TERM
-	# traffic first, so the final counters are quiet (bounded: nothing
-	# may keep us from stopping swordd; ping and the endpoints handle
-	# SIGINT themselves, printing their summaries)
-	for p in "${bg_pids[@]}"; do
-		kill -INT "$p" 2>/dev/null || true
-	done
-	for p in "${bg_pids[@]}"; do
-		wait_gone "$p" 30 && continue
-		kill -TERM "$p" 2>/dev/null || true
-		wait_gone "$p" 20 || kill -KILL "$p" 2>/dev/null || true
-	done
-	if [ -z "$swordd_pid" ] && alive "$swordd_job"; then
-		# stopped while swordd was starting: it writes its pid first thing
-		wait_file "$work/swordd.pid" 20
-		swordd_pid=$(cat "$work/swordd.pid" 2>/dev/null) || swordd_pid=$swordd_job
-	fi
-	if alive "$swordd_pid"; then
-		log "stopping swordd (SIGTERM)"
-		kill -TERM "$swordd_pid" 2>/dev/null || true
-		if ! wait_gone "$swordd_pid" 200; then
-			log "swordd did not stop, killing it"
-			kill -KILL "$swordd_pid" 2>/dev/null || true
-			wait_gone "$swordd_pid" 50 || true
-			rc=1
-		fi
-	fi
-	if [ -n "$swordd_job" ]; then
-		# gone (or going: setsid -w exits right after swordd); bounded
-		if wait_gone "$swordd_job" 50; then
-			wait "$swordd_job" 2>/dev/null || { st=$?; [ "$st" -eq 127 ] || rc=$st; }
-		fi
-		[ "$rc" -eq 0 ] || { log "swordd exited $rc; its log:"; tail -20 "$work/swordd.log" >&2 || true; }
-	fi
-	# (reports only: under set -e a failing one would abort the cleanup)
-	tail -1 "$work/server.log" 2>/dev/null | sed 's/^/run.sh: /' || true
-	tail -1 "$work/client.log" 2>/dev/null | sed 's/^/run.sh: /' || true
-	grep -E 'packets transmitted' "$work/ping.log" 2>/dev/null | sed 's/^/run.sh: ping: /' || true
-	if [ -n "$stats_json" ] && [ -f "$work/stats.json" ]; then
-		cp "$work/stats.json" "$stats_json"
-	fi
-	netns_delete "$ns_c"
-	netns_delete "$ns_s"
-	rm -rf "$work" "/var/run/dpdk/$prefix"
-	log "cleaned up (namespaces $ns_c $ns_s, taps $if_c $if_s)"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 0' INT TERM
-
-# The demo endpoints (only what a demo needs: one RC connection, no
-# retransmission; real RDMA endpoints come with the rxe tests).
-cat >"$work/endpoint.py" <<'EOF'
-import os, select, signal, socket, struct, sys, time
-
-# Handlers first: scapy takes seconds to import on a busy machine, and a
-# background job of a script starts with SIGINT ignored.
-stop = False
-def on_signal(*_):
-    global stop
-    stop = True
-signal.signal(signal.SIGINT, on_signal)
-signal.signal(signal.SIGTERM, on_signal)
-
-role, ifname, my_mac, peer_mac, my_ip, peer_ip, helpers, rate = sys.argv[1:9]
-sys.path.insert(0, helpers)
-import roce_scapy as rs
-
-raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
-raw.bind((ifname, 0))
-# Hold UDP/4791 open so the kernel drops our frames quietly instead of
-# answering them with ICMP port unreachable.
-hold = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-hold.bind((my_ip, 4791))
-peer = socket.inet_aton(peer_ip)
-print("%s: ready" % role, flush=True)
-CLIENT_QP, SERVER_QP = 0x11, 0x22
-LOCK, DATA, RKEY = 0x10000000, 0x10001000, 0x1234
-kw = dict(src_mac=my_mac, dst_mac=peer_mac, src_ip=my_ip, dst_ip=peer_ip,
-          qpn=SERVER_QP if role == "client" else CLIENT_QP)
-
-def roce_in(f):
-    """(opcode, psn, frame) of a RoCEv2 frame from the peer, else None."""
-    if len(f) < 58 or f[12:14] != b"\x08\x00" or f[23] != 17 or f[26:30] != peer:
-        return None
-    if struct.unpack_from("!H", f, 36)[0] != 4791:
-        return None
-    return f[42], struct.unpack_from("!I", f, 50)[0] & 0xffffff, f
-
-def send(opcode, **k):
-    global stop
-    try:
-        raw.send(rs.make_frame(opcode, **kw, **k))
-    except OSError:     # the tap went away: swordd stopped
-        stop = True
-
-def server():
-    mem, msn, served = {}, 0, 0
-    while not stop:
-        if not select.select([raw], [], [], 0.2)[0]:
-            continue
-        r = roce_in(raw.recv(4096))
-        if r is None:
-            continue
-        op, psn, f = r
-        va = struct.unpack_from("!Q", f, 54)[0]
-        if op == 0x13:                                   # CAS
-            swap, cmp_ = struct.unpack_from("!QQ", f, 66)
-            old = mem.get(va, 0)
-            if old == cmp_:
-                mem[va] = swap
-            msn += 1
-            send(0x12, psn=psn, msn=msn, orig=old)
-        elif op == 0x0A:                                 # WRITE_ONLY
-            data = f[70:len(f) - 4]
-            if len(data) >= 8:
-                mem[va] = struct.unpack_from("!Q", data)[0]
-            msn += 1
-            if f[50] & 0x80:
-                send(0x11, psn=psn, msn=msn)
-        elif op == 0x0C:                                 # READ
-            dma_len = min(struct.unpack_from("!I", f, 66)[0], 1024)
-            msn += 1
-            send(0x10, psn=psn, msn=msn, payload=struct.pack("!Q", mem.get(va, 0)).ljust(dma_len, b"\0"))
-        else:
-            continue
-        served += 1
-        if served % 50 == 0:
-            print("server: served %d requests" % served, flush=True)
-    print("server: served %d requests in total" % served, flush=True)
-
-def client():
-    psn, sent, got, acquired = 0, 0, {}, 0
-    step, period = 0, 1.0 / max(1, int(rate))
-    last_report = next_send = time.monotonic()
-    while not stop:
-        now = time.monotonic()
-        if now >= next_send:
-            next_send += period
-            if step == 0:
-                send(0x13, psn=psn, va=LOCK, rkey=RKEY, compare=0, swap=1)
-            elif step == 1:
-                send(0x0A, psn=psn, va=DATA, rkey=RKEY, payload=struct.pack("!Q", sent) * 8, ackreq=True)
-            elif step == 2:
-                send(0x0C, psn=psn, va=DATA, rkey=RKEY, dma_len=64)
-            else:
-                send(0x0A, psn=psn, va=LOCK, rkey=RKEY, payload=bytes(8), ackreq=True)
-            step, psn, sent = (step + 1) % 4, (psn + 1) & 0xffffff, sent + 1
-        if select.select([raw], [], [], max(0, min(next_send - time.monotonic(), 0.2)))[0]:
-            r = roce_in(raw.recv(4096))
-            if r is not None:
-                got[r[0]] = got.get(r[0], 0) + 1
-                if r[0] == 0x12 and struct.unpack_from("!Q", r[2], 58)[0] == 0:
-                    acquired += 1
-        if now - last_report >= 5:
-            last_report = now
-            print("client: sent %d requests, %d responses" % (sent, sum(got.values())), flush=True)
-    print("client: sent %d requests, %d responses (%d ATOMIC ACK, %d locks acquired, %d ACK, %d READ RESPONSE)"
-          % (sent, sum(got.values()), got.get(0x12, 0), acquired, got.get(0x11, 0), got.get(0x10, 0)), flush=True)
-
-server() if role == "server" else client()
-EOF
-
-# EAL memory: hugepages when setup.sh reserved some, else plain memory.
-huge_free=$(awk '/^HugePages_Free/ {print $2}' /proc/meminfo)
-if [ "${huge_free:-0}" -ge 256 ] && grep -q hugetlbfs /proc/mounts; then
-	eal_mem=(--in-memory)
-else
-	eal_mem=(--no-huge -m 512 --no-shconf)
-fi
-
-netns_create "$ns_c"
-netns_create "$ns_s"
-log "namespaces $ns_c ($ip_c) and $ns_s ($ip_s); swordd config $config"
-
-cmd=("$swordd" --no-pci "${eal_mem[@]}" --file-prefix "$prefix"
-	--vdev "net_tap0,iface=$if_c" --vdev "net_tap1,iface=$if_s"
-	-- -c "$config" --mode two-port --stats-interval 1 --stats-json "$work/stats.json")
-log "${cmd[*]}"
-# stdout (stats lines, final counters) to the terminal; EAL/PMD logs to a
-# file.  Its own session: Ctrl-C reaches only us, and cleanup stops the
-# traffic before swordd, so the final counters add up.  setsid forks when
-# its caller leads a process group (then $! is not swordd): swordd writes
-# its own pid, and -w makes setsid wait and pass on swordd's exit status.
-# shellcheck disable=SC2016  # $$ and $@ are the inner bash's
-setsid -w bash -c 'echo $$ >"$0" && exec "$@"' "$work/swordd.pid" "${cmd[@]}" \
-	2>"$work/swordd.log" &
-swordd_job=$!
-
-if ! tap_wait_up "$if_c" 60 "$swordd_job" || ! tap_wait_up "$if_s" 60 "$swordd_job"; then
-	log "swordd did not start its ports; its log:"
-	tail -20 "$work/swordd.log" >&2
-	exit 1
-fi
-wait_file "$work/swordd.pid" 50 || { log "swordd did not write its pid"; exit 1; }
-swordd_pid=$(cat "$work/swordd.pid")
-iface_to_netns "$if_c" "$ns_c" "$ip_c/24"
-iface_to_netns "$if_s" "$ns_s" "$ip_s/24"
-mac_c=$(iface_mac "$ns_c" "$if_c")
-mac_s=$(iface_mac "$ns_s" "$if_s")
-
-py=/usr/bin/python3
-helpers="$top/tests/helpers"
-ip netns exec "$ns_s" "$py" "$work/endpoint.py" server "$if_s" "$mac_s" "$mac_c" "$ip_s" "$ip_c" "$helpers" 0 \
-	>"$work/server.log" 2>&1 &
-bg_pids+=($!)
-# the server must listen before the first request (scapy takes a while to
-# import on a busy machine): wait for it, bounded
-wait_file_line() {   # FILE TEXT TENTHS
-	local i
-	for ((i = 0; i < $3; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		alive "$swordd_job" || return 1
-		sleep 0.1 || true
-	done
+stop() {   # ROLE SIGNAL TENTHS: signal, wait bounded, then SIGKILL
+	local p=${pid_of[$1]:-}
+	unset "pid_of[$1]"
+	alive "$p" || return 0
+	kill "-$2" "$p" 2>/dev/null || true
+	wait_gone "$p" "$3" && return 0
+	echo "run.sh: $1 did not stop on SIG$2, killing it" >&2
+	kill -KILL "$p" 2>/dev/null || true
+	wait_gone "$p" 50 || true
 	return 1
 }
-wait_file_line "$work/server.log" "server: ready" 300 ||
-	log "warning: the demo server did not start within 30 s"
-ip netns exec "$ns_c" "$py" "$work/endpoint.py" client "$if_c" "$mac_c" "$mac_s" "$ip_c" "$ip_s" "$helpers" "$rate" \
-	>"$work/client.log" 2>&1 &
-bg_pids+=($!)
-if command -v ping >/dev/null; then
-	ip netns exec "$ns_c" ping -i 0.5 "$ip_s" >"$work/ping.log" 2>&1 &
-	bg_pids+=($!)
-	# "running" means traffic flows: wait (bounded) for the first echo
-	# reply through swordd
-	wait_file_line "$work/ping.log" "bytes from" 300 ||
-		log "warning: no ping reply through swordd after 30 s"
-else
-	log "ping not installed (apt-get install iputils-ping): no ICMP traffic"
-fi
+stop_run() {   # clients, server, swordd; 1 if one had to be killed
+	local r rc=0
+	for r in "${!pid_of[@]}"; do
+		case "$r" in client*) stop "$r" INT 300 || rc=1 ;; esac
+	done
+	stop server TERM 100 || rc=1
+	stop swordd TERM 200 || rc=1
+	netns_delete "$ns_c"
+	netns_delete "$ns_s"
+	ip link del "$if_c" 2>/dev/null || true
+	ip link del "$if_s" 2>/dev/null || true
+	rm -rf "/var/run/dpdk/$prefix"
+	return "$rc"
+}
 
-wait_file_line "$work/client.log" "client: ready" 300 ||
-	log "warning: the demo client did not start within 30 s"
-
-# Poll (see "Waiting, the robust way" above): Ctrl-C, SIGTERM, the end of
-# --duration or swordd exiting on its own each stop us within ~0.2 s.
-if [ "$duration" -gt 0 ]; then
-	log "running for ${duration}s"
-	end=$((SECONDS + duration))
-else
-	log "running; Ctrl-C to stop"
-	end=-1
-fi
-while alive "$swordd_job"; do
-	if [ "$end" -ge 0 ] && [ "$SECONDS" -ge "$end" ]; then
-		exit 0
+cleanup() {
+	local rc=$?
+	trap '' INT TERM
+	trap - EXIT
+	stop_run || true
+	# a failed run keeps its logs: intermittent failures are rare to catch
+	if [ "$keep" -eq 1 ] || { [ "$rc" -ne 0 ] && [ "$rc" -ne 130 ] && [ "$rc" -ne 143 ]; }; then
+		echo "run.sh: logs kept in $work"
+	else
+		rm -rf "$work"
 	fi
-	sleep 0.2 || true
+	exit "$rc"
+}
+interrupted=0
+trap cleanup EXIT
+trap 'interrupted=130' INT
+trap 'interrupted=143' TERM
+
+tel() { # telemetry query -> "managed rewritten" (0 0 if not available)
+	/usr/bin/python3 - "/var/run/dpdk/$prefix/dpdk_telemetry.v2" <<'EOF' 2>/dev/null || echo "0 0"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.settimeout(2)
+s.connect(sys.argv[1])
+s.recv(65536)
+s.send(b"/sword/stats")
+d = json.loads(s.recv(1 << 20).decode())["/sword/stats"]
+print(d.get("managed_rx", 0), d.get("rewritten", 0))
+EOF
+}
+
+# one run: $1 = on|off; leaves $work/<label>/*.json
+run_once() {
+	local accel=$1 label dir i t smac ops rate prev=0 retries retx viol mgd rw o r x v n t0 prev_ms now_ms
+	label=$([ "$accel" = on ] && echo accel || echo passthrough)
+	dir="$work/$label"
+	mkdir -p "$dir"
+	cat > "$dir/swordd.conf" <<EOF
+[ports]
+mode = two-port
+client = 0
+server = 1
+mbufs = 8191
+[cores]
+workers = 1
+[server.mem0]
+ip = 198.18.0.2
+[lock.table0]
+server = mem0
+base = 0x10000000
+length = 0x10000
+word_size = 8
+[atomic]
+; swordd starts before any RDMA traffic exists, so no answer it sees can be
+; a replay of a request executed before it ran: learn word values at once
+learn_holdoff_ms = 0
+[features]
+atomic_replacement = $accel
+EOF
+	netns_create "$ns_c"
+	netns_create "$ns_s"
+	local pcap_args=()
+	[ "$pcap" -eq 0 ] || pcap_args=(--pcap-in "$dir/swordd-in.pcapng" --pcap-out "$dir/swordd-out.pcapng")
+	spawn swordd "$dir/swordd.log" "$swordd" --no-pci --no-huge --no-shconf -m 512 \
+		--file-prefix "$prefix" -l 0-1 \
+		--vdev "net_tap0,iface=$if_c" --vdev "net_tap1,iface=$if_s" \
+		-- -c "$dir/swordd.conf" --stats-json "$dir/swordd.json" "${pcap_args[@]}"
+	if ! { tap_wait_up "$if_c" 30 "${pid_of[swordd]}" && tap_wait_up "$if_s" 30 "${pid_of[swordd]}"; }; then
+		tail -20 "$dir/swordd.log" >&2
+		return 1
+	fi
+	iface_to_netns "$if_c" "$ns_c" 198.18.0.1/24
+	iface_to_netns "$if_s" "$ns_s" 198.18.0.2/24
+	smac=$(iface_mac "$ns_s" "$if_s")
+	if [ "$accel" = on ] && grep -q "has no implementation" "$dir/swordd.log"; then
+		echo "  (this swordd has no atomic_replacement implementation: it passes through)"
+		echo noimpl > "$dir/noimpl"
+	fi
+
+	spawn server "$dir/server.log" ip netns exec "$ns_s" "$peer" server --iface "$if_s" \
+		--ip 198.18.0.2 --max-qps $((clients * qps + 16)) --dump-locks "$locks" --progress 0 \
+		--json "$dir/server.json" --ready-file "$dir/server.ready"
+	for ((t = 0; t < 100; t++)); do
+		[ -e "$dir/server.ready" ] || ! alive "${pid_of[server]}" && break
+		sleep 0.1 || true
+	done
+	[ -e "$dir/server.ready" ] || { tail -20 "$dir/server.log" >&2; return 1; }
+	# the path must carry frames before the clients start (a client whose
+	# first requests vanish spends its retry budget at start-up)
+	for ((t = 0; t < 100; t++)); do
+		[ "$interrupted" -eq 0 ] || break
+		ip netns exec "$ns_c" ping -c 1 -W 1 198.18.0.2 >/dev/null 2>&1 && break
+	done
+
+	for ((i = 0; i < clients; i++)); do
+		# shellcheck disable=SC2086  # DEMO_CLIENT_ARGS is a list of options
+		spawn "client$i" "$dir/client$i.log" ip netns exec "$ns_c" "$peer" client \
+			--iface "$if_c" --ip 198.18.0.1 \
+			--server-ip 198.18.0.2 --server-mac "$smac" --client-id "$i" \
+			--qps "$qps" --workload sherman-lock --locks "$locks" \
+			--duration "$duration" --progress 1 --json "$dir/client$i.json" \
+			${DEMO_CLIENT_ARGS:-}
+	done
+
+	printf '  %5s %12s %10s %10s %8s %12s %10s\n' time "lock ops/s" retries retx viol \
+		"swordd mgd" rewrites
+	# a line takes a bit over a second (the telemetry query, a loaded
+	# machine): time and rate from the clock, not from the line count
+	t0=$(date +%s%3N) prev_ms=$t0
+	for ((t = 1; ; t++)); do
+		for ((i = 0; i < 5; i++)); do
+			[ "$interrupted" -eq 0 ] || break
+			sleep 0.2 || true
+		done
+		if [ "$interrupted" -ne 0 ]; then
+			echo "  interrupted: the clients finish their critical sections, then the summary"
+			echo interrupted > "$dir/interrupted"
+			break
+		fi
+		ops=0 retries=0 retx=0 viol=0
+		for ((i = 0; i < clients; i++)); do
+			# last progress line of each client: "... ops=N ops/s=R retries=N retx=N violations=N"
+			read -r o r x v < <(grep -o 'ops=[0-9]* .*retries=[0-9]* retx=[0-9]* violations=[0-9]*' \
+				"$dir/client$i.log" 2>/dev/null | tail -1 |
+				sed 's/ops=\([0-9]*\) .*retries=\([0-9]*\) retx=\([0-9]*\) violations=\([0-9]*\)/\1 \2 \3 \4/') || true
+			ops=$((ops + ${o:-0})) retries=$((retries + ${r:-0}))
+			retx=$((retx + ${x:-0})) viol=$((viol + ${v:-0}))
+		done
+		now_ms=$(date +%s%3N)
+		rate=$(( (ops - prev) * 1000 / (now_ms > prev_ms ? now_ms - prev_ms : 1) ))
+		prev=$ops prev_ms=$now_ms
+		read -r mgd rw < <(tel)
+		printf '  %4ds %12d %10d %10d %8d %12s %10s\n' $(( (now_ms - t0 + 500) / 1000 )) \
+			"$rate" "$retries" "$retx" "$viol" "$mgd" "$rw"
+		n=0
+		for ((i = 0; i < clients; i++)); do alive "${pid_of[client$i]}" && n=$((n + 1)); done
+		[ "$n" -gt 0 ] || break
+	done
+	stop_run || echo killed > "$dir/killed"
+}
+
+echo "sword demo: $clients Sherman-style clients x $qps QP, $locks locks, ${duration}s per run"
+echo "  client netns $ns_c (198.18.0.1) -- swordd two-port (net_tap) -- server netns $ns_s (198.18.0.2)"
+runs=()
+[ "$mode" = accel ] || runs+=(off)
+[ "$mode" = passthrough ] || runs+=(on)
+for a in "${runs[@]}"; do
+	[ "$interrupted" -eq 0 ] || break
+	echo
+	echo "== swordd $([ "$a" = on ] && echo "lock acceleration (atomic_replacement = on)" || echo "pass-through (atomic_replacement = off)")"
+	run_once "$a"
 done
-swordd_pid=""
-trap '' INT TERM        # this wait must not be interrupted (see above)
-rc=0
-wait "$swordd_job" || rc=$?
-swordd_job=""
-log "swordd exited on its own (status $rc)"
-exit "$rc"
+
+echo
+echo "== summary"
+sum_rc=0
+/usr/bin/python3 - "$work" "$locks" "$clients" "$json" <<'EOF' || sum_rc=$?
+import json, os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)   # a second Ctrl-C: the summary still comes
+work, locks, nclients, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+
+def load(p):
+    try:
+        with open(p) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+runs, ok = [], True
+for label in ("passthrough", "accel"):
+    d = os.path.join(work, label)
+    if not os.path.isdir(d):
+        continue
+    cl = [load(os.path.join(d, "client%d.json" % i)) for i in range(nclients)]
+    missing = sum(c is None for c in cl)
+    cl = [c for c in cl if c]
+    srv = load(os.path.join(d, "server.json"))
+    sw = load(os.path.join(d, "swordd.json"))
+    why = []
+    if missing:
+        why.append("%d client(s) wrote no summary" % missing)
+    if srv is None:
+        why.append("the memory server wrote no summary")
+    if sw is None:
+        why.append("swordd wrote no final counters")
+    if os.path.exists(os.path.join(d, "killed")):
+        why.append("a process had to be killed")
+    ops = sum(c["ops"] for c in cl)
+    secs = max([c["seconds"] for c in cl] + [1e-9])
+    viol = sum(c["violations"] for c in cl)
+    qpe = sum(c["qp_errors"] for c in cl)
+    if viol:
+        why.append("violations")
+    if qpe:
+        why.append("QP errors")
+    if any(c["retry_storm"] for c in cl):
+        why.append("retry storm")
+    errs = [e for c in cl for e in c["errors"]]
+    if errs:
+        why.append("client errors: " + "; ".join(errs[:4]))
+    if srv is not None and not missing:
+        cs = [sum(c["cs_per_lock"][i] for c in cl) for i in range(locks)]
+        if [r[1] for r in srv["records"][:locks]] != cs:
+            why.append("lock counters in memory != critical sections completed")
+        if any(w != 0 for w in srv["lock_words"][:locks]):
+            why.append("lock words not all free at the end")
+    sw = sw or {}
+    run = {"mode": label, "ops": ops, "seconds": secs, "lock_ops_per_s": ops / secs,
+           "p50_us": sorted(c["lat_p50_us"] for c in cl)[len(cl) // 2] if cl else 0,
+           "p99_us": max((c["lat_p99_us"] for c in cl), default=0),
+           "retries": sum(c["retries"] for c in cl), "retx": sum(c["retx_pkts"] for c in cl),
+           "violations": viol, "qp_errors": qpe,
+           "managed_rx": sw.get("managed_rx", 0), "rewrites": sw.get("rewritten", 0),
+           "no_impl": os.path.exists(os.path.join(d, "noimpl")),
+           "interrupted": os.path.exists(os.path.join(d, "interrupted")),
+           "ok": not why, "failures": why}
+    ok = ok and not why
+    runs.append(run)
+
+print("  %-26s %11s %9s %9s %9s %6s %5s %6s %9s %s" % ("run", "lock ops/s", "p50 us", "p99 us*",
+      "retries", "retx", "viol", "qperr", "rewrites", "checks"))
+for r in runs:
+    name = r["mode"] + (" (no impl)" if r["no_impl"] else "") + (" (interrupted)" if r["interrupted"] else "")
+    print("  %-26s %11.0f %9.0f %9.0f %9d %6d %5d %6d %9d %s" % (
+        name, r["lock_ops_per_s"], r["p50_us"], r["p99_us"], r["retries"], r["retx"],
+        r["violations"], r["qp_errors"], r["rewrites"], "ok" if r["ok"] else "FAILED"))
+    for w in r["failures"]:
+        print("    %s: %s" % (r["mode"], w))
+if not runs:
+    print("  (no run completed)")
+print("  (* worst client's p99; checks = no violation, no QP error, no retry storm,")
+print("     every lock word free and every lock's counter in server memory equal")
+print("     to the critical sections all clients completed)")
+if len(runs) == 2 and runs[0]["lock_ops_per_s"] > 0:
+    if runs[1]["no_impl"]:
+        print("  no acceleration ratio: this swordd passed the 'accel' run through too")
+    else:
+        print("  acceleration / pass-through: %.2fx lock ops/s" % (runs[1]["lock_ops_per_s"] / runs[0]["lock_ops_per_s"]))
+if out:
+    with open(out, "w") as f:
+        json.dump({"ok": ok, "runs": runs}, f, indent=1)
+sys.exit(0 if ok else 1)
+EOF
+if [ "$sum_rc" -ne 0 ]; then
+	exit 1
+fi
+if [ "$interrupted" -ne 0 ]; then
+	echo "run.sh: interrupted; cleaned up"
+	exit "$interrupted"
+fi

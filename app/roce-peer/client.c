@@ -79,7 +79,7 @@ struct client {
 	uint64_t last_completion;
 	char msgs[MAX_MSGS][200];
 	uint32_t n_msgs;
-	char err_msgs[MAX_MSGS][120];
+	char err_msgs[MAX_MSGS][200];
 	uint32_t n_err;
 	struct rp_lat lat, rdma_lat;
 };
@@ -512,7 +512,7 @@ on_complete(void *ctx, uint32_t qi, struct peer_wqe *w)
 }
 
 static void
-print_json(struct client *c, FILE *f, double secs, const struct peer_link *link)
+print_json(struct client *c, FILE *f, double secs, struct peer_link *link)
 {
 	const struct peer_req_stats *s = peer_req_stats(c->req);
 	const struct peer_link_stats *ls = peer_link_stats(link);
@@ -539,7 +539,7 @@ print_json(struct client *c, FILE *f, double secs, const struct peer_link *link)
 #undef S
 #define L(x) fprintf(f, "\"link_%s\": %llu, ", #x, (unsigned long long)ls->x)
 	L(tx); L(rx); L(tx_err); L(fault_lost); L(fault_dup); L(fault_reordered);
-	L(fault_delayed);
+	L(fault_delayed); L(rx_dropped);
 #undef L
 	fprintf(f, "\"errors\": [");
 	for (uint32_t i = 0; i < c->n_err; i++)

@@ -52,7 +52,7 @@ json_stats(FILE *f, const struct peer_resp_stats *s, const struct peer_link_stat
 #undef S
 #define L(x) fprintf(f, "\"link_%s\": %llu, ", #x, (unsigned long long)ls->x)
 	L(tx); L(rx); L(tx_err); L(fault_lost); L(fault_dup); L(fault_reordered);
-	L(fault_delayed);
+	L(fault_delayed); L(rx_dropped);
 #undef L
 }
 

@@ -73,6 +73,7 @@ struct peer_link_stats {
 	uint64_t tx, rx, tx_err;
 	uint64_t fault_lost, fault_dup, fault_reordered, fault_delayed;
 	uint64_t delay_queue_full;
+	uint64_t rx_dropped;    /* dropped by the kernel: socket receive buffer full */
 };
 
 struct peer_link;
@@ -88,7 +89,8 @@ void peer_link_send(struct peer_link *l, const uint8_t *frame, uint32_t len);
 int peer_link_recv(struct peer_link *l, uint8_t *buf, uint32_t cap, uint64_t timeout_ns);
 /* Release delayed frames that are due; returns ns until the next one (or UINT64_MAX). */
 uint64_t peer_link_flush(struct peer_link *l, uint64_t now);
-const struct peer_link_stats *peer_link_stats(const struct peer_link *l);
+/* Counters; reads the kernel's drop count for the socket first. */
+const struct peer_link_stats *peer_link_stats(struct peer_link *l);
 
 /* ---------------------------------------------------------------------- */
 /* Frames */

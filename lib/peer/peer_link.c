@@ -254,7 +254,13 @@ peer_link_recv(struct peer_link *l, uint8_t *buf, uint32_t cap, uint64_t timeout
 }
 
 const struct peer_link_stats *
-peer_link_stats(const struct peer_link *l)
+peer_link_stats(struct peer_link *l)
 {
+	struct tpacket_stats ks;
+	socklen_t kl = sizeof(ks);
+
+	/* (the kernel resets its counters on every read) */
+	if (getsockopt(l->fd, SOL_PACKET, PACKET_STATISTICS, &ks, &kl) == 0)
+		l->st.rx_dropped += ks.tp_drops;
 	return &l->st;
 }

@@ -38,6 +38,7 @@ struct req_qp {
 	bool guard;                      /* went back already; wait for progress */
 	bool error;
 	const char *why;
+	char why_buf[128];
 	struct sq_entry sq[PEER_SQ_SIZE];
 };
 
@@ -509,7 +510,12 @@ peer_req_poll(struct peer_req *r, uint64_t now)
 			continue;
 		r->st.timeouts++;
 		if (++SQ(q, q->head)->retries > r->cfg.max_retries) {
-			qp_fail(r, q, "retry count exceeded");
+			/* say which request never got its answer: the hunt for
+			 * a rare hang starts from here */
+			snprintf(q->why_buf, sizeof(q->why_buf),
+				 "retry count exceeded (head: opcode 0x%02x PSN %u, %u outstanding)",
+				 SQ(q, q->head)->w.opcode, SQ(q, q->head)->psn, q->tail - q->head);
+			qp_fail(r, q, q->why_buf);
 			continue;
 		}
 		go_back(r, i, now);

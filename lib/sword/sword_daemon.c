@@ -498,13 +498,14 @@ capture_drain_ring(struct sword_capture *c, struct rte_ring *r)
 	if (r == NULL)
 		return 0;
 	while ((n = rte_ring_dequeue_burst(r, (void **)pkts, CAPTURE_BURST, NULL)) > 0) {
-		if (c->pcapng == NULL || rte_pcapng_write_packets(c->pcapng, pkts, n) < 0) {
+		/* rte_pcapng_write_packets() copies into the file and leaves
+		 * the mbufs to us (as dpdk-dumpcap frees them): without this
+		 * free the capture pool ran dry after 8191 frames */
+		if (c->pcapng == NULL || rte_pcapng_write_packets(c->pcapng, pkts, n) < 0)
 			c->write_errors += n;
-			if (c->pcapng == NULL)
-				rte_pktmbuf_free_bulk(pkts, n);
-		} else {
+		else
 			c->frames += n;
-		}
+		rte_pktmbuf_free_bulk(pkts, n);
 		total += n;
 	}
 	return total;
