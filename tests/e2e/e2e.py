@@ -184,8 +184,14 @@ def fault_args(faults, seed):
 
 def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None,
         locks=4, faults=None, ack="every", ackreq="last", rto_us=10000,
-        client_timeout=300, progress=0, window=16):
-    """Server + clients; returns (server_json, [client_json], [client rc])."""
+        client_timeout=300, progress=0, window=16, max_retries=600):
+    """Server + clients; returns (server_json, [client_json], [client rc]).
+
+    max_retries x rto_us (6 s) is the clients' retry budget per request: on
+    this 2-core VM a busy-polling forwarder has been seen getting no CPU
+    for up to 3.7 s under concurrent load (tests/e2e/BENCHMARK.md), which a
+    64 x 10 ms budget turns into QP errors.  A request that is never
+    answered still fails, just 6 s later."""
     rp = roce_peer_path()
     d = topo.d
     sj = os.path.join(d, "server.json")
@@ -211,7 +217,8 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
                "--server-ip", SERVER_IP, "--server-mac", topo.mac_s,
                "--client-id", str(c), "--qps", str(qps), "--workload", workload,
                "--locks", str(locks), "--ackreq", ackreq,
-               "--rto-us", str(rto_us), "--json", cj, "--progress", str(progress),
+               "--rto-us", str(rto_us), "--max-retries", str(max_retries),
+               "--json", cj, "--progress", str(progress),
                "--window", str(window)]
         if ops:
             cmd += ["--ops", str(ops)]
