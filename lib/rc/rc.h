@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rc.h — RC connections as swordd sees them (SPEC F0): one shared layer
+ * that every function (atomic replacement now, remapping next) builds on.
+ *
+ * Why it exists: lock safety depends on knowing which server QP and which
+ * client QP are the two ends of one connection, which life of a QPN a
+ * request belongs to, and when a connection is gone.  Getting that wrong
+ * by coincidence (Sherman starts every QP at PSN 3185; applications
+ * re-create QPs with the same QPNs) hands one client's decisions to
+ * another.  So identity here is exact or absent, never guessed:
+ *
+ * Identity.  A connection is (client IP, client QPN) <-> (server IP, server
+ *   QPN).  Requests name the server QP, responses the client QP.  The pair
+ *   is known exactly when swordd sees the RDMA CM exchange (REQ/REP carry
+ *   both local QPNs and the starting PSN); otherwise a response is paired
+ *   only on evidence that cannot be a coincidence (rc_pair_evidence()):
+ *   its ICRC verified, exactly one unpaired connection between those two
+ *   hosts could have sent its PSN, no QP between them is untracked, and
+ *   no pre-restart response can still be in flight.  Unpaired, a
+ *   connection is passed through by the functions (nothing rewritten).
+ *
+ * Incarnations.  Every life of a connection slot has a number, unique in
+ *   the table and never reused: a new connection, a CM REQ or REP for a
+ *   known QP, a request that reuses a PSN with other content, or a PSN
+ *   jump beyond any window starts a new one.  Functions keep per-slot
+ *   state tagged with the incarnation it belongs to and drop it (giving
+ *   back what it held) when the numbers differ.
+ *
+ * Aging.  A connection with no frame for idle_tsc is evicted when its
+ *   slot is needed; CM DREQ/DREP end one at once.  The maps use linear
+ *   probing with backward-shift deletion (no tombstones), so churn never
+ *   degrades lookups.  Nothing here is created from a frame whose ICRC
+ *   was not verified: callers verify first.
+ *
+ * No EAL, no allocation after rc_create(); one table per worker.
+ */
+#ifndef SWORD_RC_H
+#define SWORD_RC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "roce.h"
+
+#define RC_NO_CONN UINT32_MAX
+
+struct rc_params {
+	uint32_t max_conns;   /* default 1024 */
+	uint64_t idle_tsc;    /* evict after this long idle (0: 30e9, i.e. "long") */
+	/* After a (re)start nothing is paired by evidence for this long: a
+	 * response to a request sent before swordd saw the QP may still
+	 * arrive.  0 = at once. */
+	uint64_t holdoff_tsc;
+};
+
+struct rc_conn {
+	/* identity */
+	uint32_t cl_ip, srv_ip;   /* network order */
+	uint32_t srv_qpn;         /* requests' destination QP */
+	uint32_t cl_qpn;          /* responses' destination QP, once paired */
+	uint32_t incarnation;     /* unique per life of the slot; 0 = free */
+	/* requester PSN window of this incarnation (the functions move it) */
+	uint32_t first_psn;       /* first request PSN seen */
+	uint32_t next_psn;        /* next in-order request PSN */
+	uint32_t una;             /* lowest PSN no response has covered yet */
+	uint64_t last_seen;
+	uint8_t paired;
+	uint8_t by_cm;            /* identity from the RDMA CM exchange */
+	/* from CM (valid if by_cm) */
+	uint8_t cm_responder_resources;
+	uint8_t cm_initiator_depth;
+};
+
+struct rc_counters {
+	uint64_t created;
+	uint64_t evicted;         /* idle connection aged out for a new one */
+	uint64_t closed;          /* CM DREQ/DREP */
+	uint64_t reincarnated;    /* same QP, new life */
+	uint64_t table_full;      /* no slot (every connection active) */
+	uint64_t paired;          /* by evidence */
+	uint64_t pair_ambiguous;  /* not paired: another QP could own the PSN */
+	uint64_t cm_seen;
+	uint64_t cm_bad;          /* CM MAD too short / unknown layout */
+	uint64_t cm_paired;       /* connections identified by CM */
+};
+
+struct rc_table;
+
+struct rc_table *rc_create(const struct rc_params *prm);
+void rc_destroy(struct rc_table *t);
+void rc_reset(struct rc_table *t);       /* forget everything (restart) */
+
+/* The connection a request names, or NULL. */
+struct rc_conn *rc_find_req(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip,
+			    uint32_t srv_qpn);
+/* The paired connection a response names, or NULL. */
+struct rc_conn *rc_find_resp(struct rc_table *t, uint32_t srv_ip, uint32_t cl_ip,
+			     uint32_t cl_qpn);
+/*
+ * A new connection for a request (ICRC verified by the caller) at psn.
+ * Evicts the longest-idle connection if the table is full and it has been
+ * idle for idle_tsc; NULL (counted) if none has.
+ */
+struct rc_conn *rc_open(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip,
+			uint32_t srv_qpn, uint32_t psn, uint64_t now);
+/* A request on a connection swordd could not track (table full): until
+ * idle_tsc has passed, no response between any hosts is paired by
+ * evidence (the untracked QP could own its PSN). */
+void rc_note_untracked(struct rc_table *t, uint64_t now);
+/* A new life of c, requester window starting at psn; unpaired unless
+ * keep_identity (CM told us the peer QPN again). */
+void rc_reincarnate(struct rc_table *t, struct rc_conn *c, uint32_t psn,
+		    uint64_t now, bool keep_identity);
+/* Close c if no request came on it for idle_tsc (a response addressed to
+ * its client QPN is then not its own: the QPN was reused).  true if
+ * closed. */
+bool rc_expire_idle(struct rc_table *t, struct rc_conn *c, uint64_t now);
+/* Give the slot back (CM disconnect). */
+void rc_close(struct rc_table *t, struct rc_conn *c, uint64_t now);
+
+/*
+ * Called with a connection about to end a life (evicted, closed, or
+ * re-incarnated), before its identity or number change: the functions give
+ * back what their per-connection state holds.  At most RC_MAX_LISTENERS.
+ */
+#define RC_MAX_LISTENERS 4
+typedef void (*rc_end_fn)(void *ctx, struct rc_conn *c, uint64_t now);
+int rc_listen(struct rc_table *t, rc_end_fn fn, void *ctx);
+
+/* A request (or CM) on c: it is alive.  Responses do not count: a stale
+ * pairing must be able to age out while another QP's answers hit it. */
+static inline void
+rc_touch(struct rc_conn *c, uint64_t now)
+{
+	c->last_seen = now;
+}
+
+/*
+ * Pair a response (ICRC verified by the caller) for PSN psn from srv_ip to
+ * (cl_ip, cl_qpn) with the one connection that can have sent psn.
+ * may_own(ctx, c, psn) is the function's own check that c really sent a
+ * request at psn that this response can answer (a live stub of the right
+ * kind).  Returns the paired connection or NULL; *ambiguous is set when
+ * an unpaired connection between the hosts could own psn but the response
+ * cannot be given to it (several could, its request was not seen, or
+ * pairing is suspended): such answers are never attributed.
+ */
+typedef bool (*rc_owns_fn)(void *ctx, const struct rc_conn *c, uint32_t psn);
+struct rc_conn *rc_pair_evidence(struct rc_table *t, uint32_t srv_ip,
+				 uint32_t cl_ip, uint32_t cl_qpn, uint32_t psn,
+				 uint64_t now, rc_owns_fn may_own, void *ctx,
+				 bool *ambiguous);
+
+/* Index of c in the table (0..max_conns-1): functions key per-connection
+ * state on it, tagged with c->incarnation. */
+uint32_t rc_index(const struct rc_table *t, const struct rc_conn *c);
+struct rc_conn *rc_at(struct rc_table *t, uint32_t i);
+uint32_t rc_capacity(const struct rc_table *t);
+uint32_t rc_count(const struct rc_table *t);
+const struct rc_counters *rc_counters(const struct rc_table *t);
+
+/* ---------------------------------------------------------------- */
+/* RDMA CM (rc_cm.c) */
+
+/* Is this frame a CM MAD (UD SEND to QP1 carrying management class 7)? */
+bool rc_cm_is_cm(const uint8_t *frame, const struct roce_pkt *p);
+
+/*
+ * Learn from a CM message (ICRC verified by the caller).  is_server(ip)
+ * says which end is the memory server.  A REP (or, for a REQ whose REP is
+ * missed, nothing) establishes the exact identity of a connection and
+ * starts a new incarnation of it; DREQ/DREP close it.
+ */
+typedef bool (*rc_is_server_fn)(void *ctx, uint32_t ip4);
+void rc_cm_rx(struct rc_table *t, const uint8_t *frame, const struct roce_pkt *p,
+	      uint64_t now, rc_is_server_fn is_server, void *ctx);
+
+/* Fields of one CM message, as parsed (exposed for tests). */
+enum rc_cm_kind { RC_CM_OTHER = 0, RC_CM_REQ, RC_CM_REP, RC_CM_RTU, RC_CM_DREQ,
+		  RC_CM_DREP, RC_CM_REJ };
+struct rc_cm_msg {
+	enum rc_cm_kind kind;
+	uint32_t local_comm_id, remote_comm_id;
+	uint32_t local_qpn;       /* REQ, REP */
+	uint32_t starting_psn;    /* REQ, REP */
+	uint32_t remote_qpn;      /* DREQ */
+	uint8_t responder_resources, initiator_depth;
+};
+/* 0 on success, -1 if the frame is not a well-formed CM MAD. */
+int rc_cm_parse(const uint8_t *frame, const struct roce_pkt *p,
+		struct rc_cm_msg *m);
+
+#endif /* SWORD_RC_H */

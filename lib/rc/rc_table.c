@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rc_table.c — connection slots, their two lookup maps, aging, and
+ * pairing by evidence.  The rules are in rc.h's top comment.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rc_internal.h"
+
+static inline uint32_t
+hash3(uint32_t a, uint32_t b, uint32_t c)
+{
+	uint64_t h = ((uint64_t)a * 0x9e3779b97f4a7c15ull) ^
+		     ((uint64_t)b * 0xc2b2ae3d27d4eb4full) ^
+		     ((uint64_t)c * 0x165667b19e3779f9ull);
+
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 32;
+	return (uint32_t)h;
+}
+
+static uint32_t
+pow2_ge(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v && p < (1u << 30))
+		p <<= 1;
+	return p;
+}
+
+struct rc_table *
+rc_create(const struct rc_params *prm)
+{
+	struct rc_table *t;
+
+	if (prm == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (t == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	t->prm = *prm;
+	if (t->prm.max_conns == 0)
+		t->prm.max_conns = 1024;
+	if (t->prm.max_conns > (1u << 24)) {
+		free(t);
+		errno = EINVAL;
+		return NULL;
+	}
+	t->map_mask = pow2_ge(t->prm.max_conns * 2) - 1;
+	t->conns = calloc(t->prm.max_conns, sizeof(*t->conns));
+	t->req_map = calloc(t->map_mask + 1, sizeof(uint32_t));
+	t->resp_map = calloc(t->map_mask + 1, sizeof(uint32_t));
+	if (!t->conns || !t->req_map || !t->resp_map) {
+		rc_destroy(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	rc_reset(t);
+	return t;
+}
+
+void
+rc_destroy(struct rc_table *t)
+{
+	if (t == NULL)
+		return;
+	free(t->conns);
+	free(t->req_map);
+	free(t->resp_map);
+	free(t);
+}
+
+void
+rc_reset(struct rc_table *t)
+{
+	/* incarnation numbers keep counting: state tagged with an old one
+	 * must never match a new connection */
+	memset(t->conns, 0, t->prm.max_conns * sizeof(*t->conns));
+	memset(t->req_map, 0, (t->map_mask + 1) * sizeof(uint32_t));
+	memset(t->resp_map, 0, (t->map_mask + 1) * sizeof(uint32_t));
+	memset(t->cm, 0, sizeof(t->cm));
+	t->n_live = 0;
+	t->next_free = 0;
+	t->epoch_set = false;
+	t->untracked_until = 0;
+}
+
+void
+rc_epoch(struct rc_table *t, uint64_t now)
+{
+	if (!t->epoch_set) {
+		t->epoch = now;
+		t->epoch_set = true;
+	}
+}
+
+uint32_t
+rc_index(const struct rc_table *t, const struct rc_conn *c)
+{
+	return (uint32_t)(c - t->conns);
+}
+
+struct rc_conn *
+rc_at(struct rc_table *t, uint32_t i)
+{
+	return i < t->prm.max_conns && t->conns[i].incarnation ? &t->conns[i] : NULL;
+}
+
+uint32_t
+rc_capacity(const struct rc_table *t)
+{
+	return t->prm.max_conns;
+}
+
+uint32_t
+rc_count(const struct rc_table *t)
+{
+	return t->n_live;
+}
+
+const struct rc_counters *
+rc_counters(const struct rc_table *t)
+{
+	return &t->c;
+}
+
+/* ------------------------------------------------------------------ */
+/* maps: linear probing, backward-shift deletion */
+
+static inline uint32_t
+req_home(const struct rc_table *t, const struct rc_conn *c)
+{
+	return hash3(c->cl_ip, c->srv_ip, c->srv_qpn) & t->map_mask;
+}
+
+static inline uint32_t
+resp_home(const struct rc_table *t, const struct rc_conn *c)
+{
+	return hash3(c->srv_ip, c->cl_ip, c->cl_qpn) & t->map_mask;
+}
+
+typedef uint32_t (*home_fn)(const struct rc_table *t, const struct rc_conn *c);
+
+static void
+map_add(struct rc_table *t, uint32_t *map, struct rc_conn *c, home_fn home)
+{
+	uint32_t i = home(t, c);
+
+	/* the map has twice the slots of the table: never full */
+	while (map[i] != 0)
+		i = (i + 1) & t->map_mask;
+	map[i] = rc_index(t, c) + 1;
+}
+
+static void
+map_del(struct rc_table *t, uint32_t *map, struct rc_conn *c, home_fn home)
+{
+	uint32_t i = home(t, c), want = rc_index(t, c) + 1, j;
+
+	while (map[i] != want) {
+		if (map[i] == 0)
+			return;
+		i = (i + 1) & t->map_mask;
+	}
+	for (;;) {
+		map[i] = 0;
+		j = i;
+		for (;;) {
+			uint32_t h;
+
+			j = (j + 1) & t->map_mask;
+			if (map[j] == 0)
+				return;
+			h = home(t, &t->conns[map[j] - 1]);
+			/* the entry at j may move to i unless its home lies
+			 * cyclically in (i, j] */
+			if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+				continue;
+			map[i] = map[j];
+			i = j;
+			break;
+		}
+	}
+}
+
+void
+rc_resp_map_add(struct rc_table *t, struct rc_conn *c)
+{
+	map_add(t, t->resp_map, c, resp_home);
+}
+
+void
+rc_resp_map_del(struct rc_table *t, struct rc_conn *c)
+{
+	map_del(t, t->resp_map, c, resp_home);
+}
+
+struct rc_conn *
+rc_find_req(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip, uint32_t srv_qpn)
+{
+	uint32_t i = hash3(cl_ip, srv_ip, srv_qpn) & t->map_mask;
+
+	for (uint32_t v; (v = t->req_map[i]) != 0; i = (i + 1) & t->map_mask) {
+		struct rc_conn *c = &t->conns[v - 1];
+
+		if (c->cl_ip == cl_ip && c->srv_ip == srv_ip && c->srv_qpn == srv_qpn)
+			return c;
+	}
+	return NULL;
+}
+
+struct rc_conn *
+rc_find_resp(struct rc_table *t, uint32_t srv_ip, uint32_t cl_ip, uint32_t cl_qpn)
+{
+	uint32_t i = hash3(srv_ip, cl_ip, cl_qpn) & t->map_mask;
+
+	for (uint32_t v; (v = t->resp_map[i]) != 0; i = (i + 1) & t->map_mask) {
+		struct rc_conn *c = &t->conns[v - 1];
+
+		if (c->srv_ip == srv_ip && c->cl_ip == cl_ip && c->cl_qpn == cl_qpn)
+			return c;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* slots */
+
+int
+rc_listen(struct rc_table *t, rc_end_fn fn, void *ctx)
+{
+	if (t->n_listeners >= RC_MAX_LISTENERS)
+		return -ENOSPC;
+	t->listeners[t->n_listeners].fn = fn;
+	t->listeners[t->n_listeners].ctx = ctx;
+	t->n_listeners++;
+	return 0;
+}
+
+void
+rc_end_life(struct rc_table *t, struct rc_conn *c, uint64_t now)
+{
+	for (uint32_t i = 0; i < t->n_listeners; i++)
+		t->listeners[i].fn(t->listeners[i].ctx, c, now);
+}
+
+static void
+slot_free(struct rc_table *t, struct rc_conn *c)
+{
+	if (c->paired)
+		rc_resp_map_del(t, c);
+	map_del(t, t->req_map, c, req_home);
+	memset(c, 0, sizeof(*c));
+	t->n_live--;
+}
+
+/* The longest-idle connection, if it has been idle for idle_tsc. */
+static struct rc_conn *
+idle_victim(struct rc_table *t, uint64_t now)
+{
+	struct rc_conn *v = NULL;
+
+	if (t->prm.idle_tsc == 0)
+		return NULL;
+	for (uint32_t i = 0; i < t->prm.max_conns; i++) {
+		struct rc_conn *c = &t->conns[i];
+
+		if (c->incarnation && (v == NULL || c->last_seen < v->last_seen))
+			v = c;
+	}
+	if (v == NULL || now - v->last_seen < t->prm.idle_tsc)
+		return NULL;
+	return v;
+}
+
+static struct rc_conn *
+free_slot(struct rc_table *t)
+{
+	for (uint32_t n = 0; n < t->prm.max_conns; n++) {
+		uint32_t i = (t->next_free + n) % t->prm.max_conns;
+
+		if (t->conns[i].incarnation == 0) {
+			t->next_free = (i + 1) % t->prm.max_conns;
+			return &t->conns[i];
+		}
+	}
+	return NULL;
+}
+
+static void
+window_start(struct rc_conn *c, uint32_t psn)
+{
+	c->first_psn = c->next_psn = c->una = psn & ROCE_PSN_MASK;
+}
+
+static uint32_t
+next_incarnation(struct rc_table *t)
+{
+	if (++t->incarnations == 0)
+		t->incarnations = 1;
+	return t->incarnations;
+}
+
+struct rc_conn *
+rc_open(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip, uint32_t srv_qpn,
+	uint32_t psn, uint64_t now)
+{
+	struct rc_conn *c;
+
+	rc_epoch(t, now);
+	if (t->n_live >= t->prm.max_conns) {
+		c = idle_victim(t, now);
+		if (c == NULL) {
+			t->c.table_full++;
+			return NULL;
+		}
+		rc_end_life(t, c, now);
+		slot_free(t, c);
+		t->c.evicted++;
+	}
+	c = free_slot(t);
+	if (c == NULL) {
+		t->c.table_full++;
+		return NULL;
+	}
+	memset(c, 0, sizeof(*c));
+	c->cl_ip = cl_ip;
+	c->srv_ip = srv_ip;
+	c->srv_qpn = srv_qpn;
+	c->incarnation = next_incarnation(t);
+	c->last_seen = now;
+	window_start(c, psn);
+	map_add(t, t->req_map, c, req_home);
+	t->n_live++;
+	t->c.created++;
+	return c;
+}
+
+void
+rc_note_untracked(struct rc_table *t, uint64_t now)
+{
+	uint64_t until = now + (t->prm.idle_tsc ? t->prm.idle_tsc : t->prm.holdoff_tsc);
+
+	if (until > t->untracked_until)
+		t->untracked_until = until;
+}
+
+void
+rc_reincarnate(struct rc_table *t, struct rc_conn *c, uint32_t psn, uint64_t now,
+	       bool keep_identity)
+{
+	rc_end_life(t, c, now);
+	if (c->paired && !keep_identity) {
+		rc_resp_map_del(t, c);
+		c->paired = 0;
+		c->by_cm = 0;
+	}
+	c->incarnation = next_incarnation(t);
+	c->last_seen = now;
+	window_start(c, psn);
+	t->c.reincarnated++;
+}
+
+bool
+rc_expire_idle(struct rc_table *t, struct rc_conn *c, uint64_t now)
+{
+	if (t->prm.idle_tsc == 0 || now - c->last_seen < t->prm.idle_tsc)
+		return false;
+	rc_end_life(t, c, now);
+	slot_free(t, c);
+	t->c.evicted++;
+	return true;
+}
+
+void
+rc_close(struct rc_table *t, struct rc_conn *c, uint64_t now)
+{
+	rc_end_life(t, c, now);
+	slot_free(t, c);
+	t->c.closed++;
+}
+
+/* ------------------------------------------------------------------ */
+/* pairing by evidence */
+
+struct rc_conn *
+rc_pair_evidence(struct rc_table *t, uint32_t srv_ip, uint32_t cl_ip,
+		 uint32_t cl_qpn, uint32_t psn, uint64_t now, rc_owns_fn may_own,
+		 void *ctx, bool *ambiguous)
+{
+	struct rc_conn *found = NULL;
+
+	*ambiguous = false;
+	rc_epoch(t, now);
+	/* a response to a request swordd never saw may still be in flight */
+	if (now - t->epoch < t->prm.holdoff_tsc || now < t->untracked_until) {
+		*ambiguous = true;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < t->prm.max_conns; i++) {
+		struct rc_conn *c = &t->conns[i];
+
+		if (c->incarnation == 0 || c->paired || c->srv_ip != srv_ip ||
+		    c->cl_ip != cl_ip)
+			continue;
+		/* could c have sent psn?  Anything before its window may be
+		 * history swordd did not see */
+		if (roce_psn_diff(psn, c->next_psn) >= 0)
+			continue;
+		if (found != NULL) {
+			t->c.pair_ambiguous++;
+			*ambiguous = true;
+			return NULL;
+		}
+		found = c;
+	}
+	if (found == NULL)
+		return NULL;
+	/* the function must have seen the request at psn (a stub of the
+	 * response's kind); otherwise the response stays unattributed */
+	if (!may_own(ctx, found, psn)) {
+		*ambiguous = true;
+		return NULL;
+	}
+	found->cl_qpn = cl_qpn;
+	found->paired = 1;
+	rc_resp_map_add(t, found);
+	t->c.paired++;
+	return found;
+}
