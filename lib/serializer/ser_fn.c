@@ -35,12 +35,15 @@ struct ser_fn {
 	X(gated_real) X(gated_drop) X(passed_real_atomic)                     \
 	X(misaligned_passed) X(release_seen) X(write_unmodelled)              \
 	X(ackreq_set) X(dup_replayed) X(bad_icrc_passed) X(stub_ring_full)    \
-	X(psn_out_of_window) X(table_full) X(conn_reset) X(read_span_fixed)   \
+	X(psn_out_of_window) X(table_full) X(read_span_fixed)   \
 	X(dropped)                                                            \
 	X(resp_seen) X(unknown_qp) X(paired) X(ack_to_atomic_ack)             \
 	X(acks_synthesized) X(emit_full) X(resp_bad_icrc) X(resp_mismatch)    \
 	X(dup_ack_dropped)                                                     \
-	X(naks) X(nak_on_rewritten) X(learned) X(relearn) X(pending_expired)
+	X(naks) X(nak_on_rewritten) X(learned) X(relearn) X(pending_expired) \
+	X(conn_created) X(conn_evicted) X(conn_reincarnated) X(conn_closed)   \
+	X(cm_seen) X(cm_paired) X(pair_ambiguous) X(resp_out_of_window)       \
+	X(write_gated_drop) X(replay_zeroed)
 
 #define NAME(f) "atomic_" #f,
 static const char *const ser_fn_counter_names[] = {
@@ -88,6 +91,7 @@ ser_fn_params(struct ser_params *prm, struct ser_region *regions,
 	prm->gate_tsc = ms_to_tsc(cfg->atomic.gate_ms);
 	prm->pending_expire_tsc = ms_to_tsc(cfg->atomic.pending_expire_ms);
 	prm->learn_holdoff_tsc = ms_to_tsc(cfg->atomic.learn_holdoff_ms);
+	prm->conn_idle_tsc = ms_to_tsc(cfg->atomic.conn_idle_ms);
 	prm->no_force_ackreq = !cfg->atomic.force_ackreq;
 	return 0;
 }
@@ -132,7 +136,13 @@ set_len(struct rte_mbuf *m, uint32_t len)
 	m->pkt_len = len;
 }
 
-static void
+/*
+ * Queue the synthesized ATOMIC ACKs before the response.  false if one
+ * could not be sent: then neither the later ones nor the response may go
+ * (the response would acknowledge an atomic the client was not answered);
+ * the client retransmits and the replay answers it again.
+ */
+static bool
 emit_frames(struct ser_fn *f, struct sword_fn_ctx *ctx, uint32_t n)
 {
 	uint32_t i;
@@ -144,16 +154,18 @@ emit_frames(struct ser_fn *f, struct sword_fn_ctx *ctx, uint32_t n)
 		if (m == NULL || (d = (uint8_t *)rte_pktmbuf_append(m,
 				(uint16_t)f->emit[i].len)) == NULL) {
 			rte_pktmbuf_free(m);
-			f->emit_lost++;
-			continue;
+			f->emit_lost += n - i;
+			return false;
 		}
 		memcpy(d, f->emit[i].buf, f->emit[i].len);
 		m->port = ctx->m->port;
 		if (sword_tx_batch_add(ctx->out, ctx->out_side, m) < 0) {
 			rte_pktmbuf_free(m);
-			f->emit_lost++;
+			f->emit_lost += n - i;
+			return false;
 		}
 	}
+	return true;
 }
 
 static enum sword_fn_verdict
@@ -174,8 +186,8 @@ fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 	} else {
 		v = ser_on_response(f->ser, ctx->frame, &len, cap, ctx->p, ctx->now,
 				    f->emit, SER_FN_EMIT_MAX, &n_emit);
-		if (n_emit)
-			emit_frames(f, ctx, n_emit);
+		if (n_emit && !emit_frames(f, ctx, n_emit))
+			v = SER_DROP;
 	}
 	switch (v) {
 	case SER_FORWARD_REWRITTEN:

@@ -1,17 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ser_internal.h — the serializer's state: words, connections, stubs.
- * Shared by ser_word.c (word state machine) and ser_conn.c (packets).
+ * ser_internal.h — the serializer's state: words, per-connection state,
+ * stubs.  Shared by ser_word.c (word state machine), ser_core.c (life
+ * cycle, connection state), ser_req.c (request path), ser_resp.c
+ * (response path).  Connections themselves (identity, incarnation, PSN
+ * window, age) live in lib/rc.
  */
 #ifndef SWORD_SER_INTERNAL_H
 #define SWORD_SER_INTERNAL_H
 
 #include <stdint.h>
 
+#include "rc.h"
 #include "serializer.h"
 
 #define SER_NO_WORD UINT32_MAX
-#define SER_NO_CONN UINT32_MAX
+/* Owners of word effects are connection incarnations (lib/rc): unique,
+ * never reused, so what an ended life still holds is foreign to the next. */
+#define SER_NO_OWNER 0u
 #define SER_DEG_SLOTS 4
 
 /* What an operation does to a word (decoded once from the request). */
@@ -46,9 +52,15 @@ struct ser_word {
 	uint64_t start;       /* busy period: value it started from (WF_START_KNOWN) */
 	uint64_t self_orig;   /* busy period: orig of self-loop ops */
 	uint64_t deg_v[SER_DEG_SLOTS];
+	uint64_t hold_until;  /* no decision before (an orphaned op may run) */
 	int16_t deg_d[SER_DEG_SLOTS];
-	uint32_t pend_conn;   /* connection owning the modelled writes */
-	uint32_t faa_conn;    /* connection of the last FAA */
+	uint32_t pend_conn;   /* owner (incarnation) of the modelled writes */
+	uint32_t faa_conn;    /* owner of the last FAA */
+	/* who changed the value: chg_seq counts changes, chg_owner made the
+	 * latest, streak_seq is where chg_owner's run of changes began
+	 * (SER_NO_OWNER: the server, i.e. unmodelled ops and relearning) */
+	uint32_t chg_seq, chg_owner, streak_seq;
+	uint32_t other_seq;   /* chg_seq of the last change decided for an owner */
 	uint16_t shared_left; /* ops until WF_SHARED decays */
 	uint16_t pend_cnt;    /* modelled value-changing writes un-ACKed */
 	uint16_t busy;        /* unmodelled ops in flight (real atomics, odd writes) */
@@ -77,6 +89,8 @@ enum ser_stub_kind {
 #define SF_SENT_MSN  0x40 /* msn_sent valid */
 #define SF_ACKREQ    0x80 /* AckReq was added by us */
 #define SF_NOLEARN   0x100 /* REAL whose answer may be a replay of an older execution */
+#define SF_UNTRACKED 0x200 /* holds its words by time, not by this stub: its
+                            * connection was unpaired (answers unseen) */
 
 struct ser_stub {
 	uint32_t psn;
@@ -85,8 +99,13 @@ struct ser_stub {
 	uint32_t msn_sent;
 	uint64_t orig;     /* REWRITTEN: value the ATOMIC ACK carries */
 	uint64_t wval;     /* value the modelled write leaves in the word */
-	struct ser_op op;  /* REAL: the op, to learn from its orig */
-	uint16_t nwords;
+	struct ser_op op;  /* atomics, 8-byte writes: the op (content, learning) */
+	/* the request's content: a PSN seen again with other content is a
+	 * new incarnation, never a retransmission */
+	uint64_t va;
+	uint32_t rkey, dlen;
+	uint32_t chg_seq;  /* the word's chg_seq after this request's decision */
+	uint32_t nwords;
 	uint16_t pend_gen;
 	uint16_t flags;
 	uint8_t kind;
@@ -94,24 +113,24 @@ struct ser_stub {
 	uint8_t npsn;
 };
 
+/* The serializer's state of one connection (lib/rc slot), valid while
+ * inc equals the slot's incarnation.  The PSN window (next_psn, una) and
+ * the pairing are the connection's own (struct rc_conn). */
 struct ser_conn {
-	uint32_t cl_ip, srv_ip, srv_qpn, cl_qpn;
-	uint32_t next_psn;    /* next in-order request PSN */
-	uint32_t una;         /* lowest PSN no response has covered yet */
+	uint32_t inc;         /* rc incarnation this state is of; 0 = none */
 	uint32_t walk_from;   /* lowest PSN that may still need an answer */
 	uint32_t msgs;        /* messages seen (relative MSN) */
 	uint32_t msn_off;     /* server MSN - msgs */
-	uint32_t untracked_until; /* no rewrites until una passes this */
 	/* open multi-packet write overlapping managed words */
 	uint32_t open_word;
-	uint16_t open_nwords;
-	uint8_t paired;
+	uint32_t open_nwords;
 	uint8_t msn_known;
-	uint8_t untracked;
-	uint8_t in_write;     /* inside a multi-packet WRITE/SEND message */
 	uint8_t nodecide;     /* PSN sequence re-synchronized: decide nothing ... */
 	uint8_t last_was_read;
+	uint8_t untracked;    /* unpaired and ambiguous: its answers may never
+	                       * be seen, so its ops hold words by time (S7) */
 	uint32_t nodecide_until; /* ... until the server has answered up to here */
+	uint32_t read_psn;    /* last READ's PSN */
 	uint32_t read_maxend; /* last READ: first PSN after its longest possible span */
 	struct ser_stub *ring;
 };
@@ -129,18 +148,49 @@ struct ser {
 	uint32_t n_servers;
 	struct ser_word *words;
 	uint32_t n_words;
-	struct ser_conn *conns;
-	uint32_t n_conns;
+	struct rc_table *rc;  /* the connections */
+	bool own_rc;
+	struct ser_conn *conns;   /* by rc slot */
 	struct ser_stub *stubs;
 	uint32_t ring_mask;
-	/* open addressing: slot → conn index + 1 (0 = free) */
-	uint32_t *req_map;
-	uint32_t *resp_map;
-	uint32_t map_mask;
+	uint64_t orphan_tsc;  /* how long an orphaned op may still run */
+	uint8_t pair_opcode;  /* the response being paired (ser_resp.c) */
 	uint64_t epoch;       /* now of the first packet since create/reset */
 	bool epoch_set;
 	struct ser_counters c;
 };
+
+/* ser_core.c */
+const struct ser_region_rt *ser_region_find(const struct ser *s, uint32_t server,
+					    uint32_t rkey, uint64_t va, uint64_t len);
+/* The serializer's state of c, (re)initialized for a new incarnation. */
+struct ser_conn *ser_conn_state(struct ser *s, const struct rc_conn *c);
+/* End c's life now (content mismatch, PSN jump): what its stubs hold is
+ * orphaned; a new incarnation starts at psn. */
+struct ser_conn *ser_conn_new_life(struct ser *s, struct rc_conn *c, uint32_t psn,
+				   uint64_t now);
+void ser_stub_orphan(struct ser *s, struct ser_stub *st, uint64_t now);
+/* Responses between these hosts cannot be paired: the unpaired
+ * connections' outstanding ops will not be seen answered. */
+void ser_untrack_unpaired(struct ser *s, uint32_t srv_ip, uint32_t cl_ip,
+			  uint64_t now);
+bool ser_handle_cm(struct ser *s, const uint8_t *f, const struct roce_pkt *p,
+		   uint64_t now);
+
+static inline struct ser_stub *
+ser_slot(struct ser *s, struct ser_conn *sc, uint32_t psn)
+{
+	return &sc->ring[psn & s->ring_mask];
+}
+
+/* The live stub for psn, or NULL. */
+static inline struct ser_stub *
+ser_stub_at(struct ser *s, struct ser_conn *sc, uint32_t psn)
+{
+	struct ser_stub *st = ser_slot(s, sc, psn);
+
+	return st->kind != ST_EMPTY && st->psn == psn ? st : NULL;
+}
 
 /* ser_word.c */
 void ser_word_reset(struct ser_word *w);
@@ -154,7 +204,7 @@ enum ser_decision {
 	SD_DROP,
 };
 
-/* Decide an atomic on word w from connection ci.  Fills *orig, *wval and
+/* Decide an atomic on word w for owner ci (a connection incarnation).  Fills *orig, *wval and
  * sets up pending/busy accounting on the word (the stub records it). */
 enum ser_decision ser_word_decide(struct ser *s, uint32_t wi, uint32_t ci,
 				  const struct ser_op *op, uint64_t now,
@@ -165,17 +215,31 @@ enum ser_decision ser_word_decide(struct ser *s, uint32_t wi, uint32_t ci,
 bool ser_word_write(struct ser *s, uint32_t wi, uint32_t ci, uint64_t v,
 		    uint64_t now, bool *pending);
 void ser_word_busy_take(struct ser *s, uint32_t wi);
+/* An op whose outcome swordd will never see (its connection ended) may
+ * still run: give its busy back but decide nothing on the word for
+ * orphan_tsc. */
+void ser_word_orphan_busy(struct ser *s, uint32_t wi, uint64_t now);
+/* Another owner than ci has a blind write pending on the word: a write by
+ * ci could be overwritten by it (S2). */
+bool ser_word_foreign_pending(const struct ser *s, uint32_t wi, uint32_t ci);
+/* Could ci decide on the word now (known, nothing in flight but its own)? */
+bool ser_word_settled_for(const struct ser *s, uint32_t wi, uint32_t ci,
+			  uint64_t now);
+/* Did anyone but ci change the word after the change recorded as seq? */
+bool ser_word_changed_by_other(const struct ser *s, uint32_t wi, uint32_t ci,
+			       uint32_t seq);
 /* Completion of an unmodelled op: executed (orig valid) or not. */
 void ser_word_real_done(struct ser *s, uint32_t wi, const struct ser_op *op,
 			bool have_orig, uint64_t orig);
 void ser_word_busy_done(struct ser *s, uint32_t wi, bool dirty);
 /* A modelled write was ACKed (executed) / will never be known. */
 void ser_word_pending_done(struct ser *s, uint32_t wi, uint16_t gen,
-			   uint64_t wval, bool executed);
+			   uint64_t wval, bool executed, uint64_t now);
 void ser_word_mark_dirty(struct ser *s, uint32_t wi);
 void ser_word_norewrite(struct ser *s, uint32_t wi);
 /* An op on the word that no stub can track (connection table full): true
- * if it may pass; the word is then never decided on again. */
-bool ser_word_untracked(struct ser *s, uint32_t wi, const struct ser_op *op);
+ * if it may pass; the word is then not decided on for orphan_tsc. */
+bool ser_word_untracked(struct ser *s, uint32_t wi, const struct ser_op *op,
+			uint64_t now);
 
 #endif /* SWORD_SER_INTERNAL_H */

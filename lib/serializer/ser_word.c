@@ -79,6 +79,27 @@
  *   still answered locally.  Ordering all of a word's ops on one server
  *   connection (remapping, F3) is what removes this limit.
  *
+ * S7 (connections end).  A connection whose life ends (evicted idle, CM
+ *   disconnect, a new incarnation of its QPN) may leave ops in flight that
+ *   swordd will never see answered.  Its pending writes stay pending under
+ *   its owner number, which no later life shares, so they keep gating
+ *   every other owner (S2) until pending_expire_tsc; its unmodelled ops
+ *   give their busy back but hold the word undecided for orphan_tsc (the
+ *   longer of the expiry and the learning hold-off), long enough for
+ *   anything still in flight to have run or died.  A write to a word from
+ *   one owner while another owner's blind write is pending is dropped
+ *   (the client retransmits): it could land first and be overwritten.
+ *
+ * S8 (who changed a word).  Each value change is counted with its owner:
+ *   swordd's own decisions and modelled writes under the deciding
+ *   connection's incarnation, a value learned different from the shadow
+ *   under nobody's.  A retransmission replays a decision the server has
+ *   already acknowledged only while no other owner changed the word since
+ *   (ser_req.c); its value is re-sent only if nobody changed the word
+ *   since and it is settled, otherwise a zero-length WRITE carries the
+ *   recorded answer (a server treats a true retransmission as a duplicate
+ *   whatever it carries, and must not run a stale value again).
+ *
  * S5 (soft state, F5).  UNKNOWN is always safe: every op passes real.  The
  *   shadow is only ever trusted after S1/S4 justified it; losing all of it
  *   (restart, ser_reset) returns every word to UNKNOWN.
@@ -100,8 +121,54 @@ void
 ser_word_reset(struct ser_word *w)
 {
 	memset(w, 0, sizeof(*w));
-	w->pend_conn = SER_NO_CONN;
-	w->faa_conn = SER_NO_CONN;
+	w->pend_conn = SER_NO_OWNER;
+	w->faa_conn = SER_NO_OWNER;
+	w->chg_owner = SER_NO_OWNER;
+}
+
+/* The value changes (or may have changed) by owner's doing. */
+static void
+changed_by(struct ser_word *w, uint32_t owner)
+{
+	w->chg_seq++;
+	if (owner == SER_NO_OWNER || owner != w->chg_owner) {
+		w->chg_owner = owner;
+		w->streak_seq = w->chg_seq;
+	}
+	/* the last change swordd decided for some connection */
+	if (owner != SER_NO_OWNER)
+		w->other_seq = w->chg_seq;
+}
+
+bool
+ser_word_changed_by_other(const struct ser *s, uint32_t wi, uint32_t ci,
+			  uint32_t seq)
+{
+	const struct ser_word *w = &s->words[wi];
+
+	if (w->chg_seq == seq)
+		return false;
+	/* changes since seq: only ci's own run, or someone else's */
+	return !(w->chg_owner == ci && (int32_t)(w->streak_seq - seq) <= 0) &&
+	       (int32_t)(w->other_seq - seq) > 0;
+}
+
+bool
+ser_word_settled_for(const struct ser *s, uint32_t wi, uint32_t ci, uint64_t now)
+{
+	const struct ser_word *w = &s->words[wi];
+
+	return w->state == W_KNOWN && w->busy == 0 && now >= w->hold_until &&
+	       !(w->flags & (WF_DIRTY | WF_NOREWRITE)) &&
+	       (w->pend_cnt == 0 || w->pend_conn == ci);
+}
+
+bool
+ser_word_foreign_pending(const struct ser *s, uint32_t wi, uint32_t ci)
+{
+	const struct ser_word *w = &s->words[wi];
+
+	return w->pend_cnt && w->pend_conn != ci;
 }
 
 uint64_t
@@ -207,6 +274,9 @@ quiesce(struct ser *s, struct ser_word *w)
 		w->state = W_UNKNOWN;
 	} else if (w->flags & WF_ANY_ORIG) {
 		if (period_resolve(w, &v)) {
+			/* the server's ops moved the value (S8) */
+			if (v != w->shadow)
+				changed_by(w, SER_NO_OWNER);
 			w->state = W_KNOWN;
 			w->shadow = v;
 			w->committed = v;
@@ -220,7 +290,7 @@ quiesce(struct ser *s, struct ser_word *w)
 	memset(w->deg_d, 0, sizeof(w->deg_d));
 	w->refusals = 0;
 	w->gate_since = 0;
-	w->pend_conn = SER_NO_CONN;
+	w->pend_conn = SER_NO_OWNER;
 }
 
 void
@@ -271,6 +341,7 @@ pending_take(struct ser_word *w, uint32_t ci, uint64_t now, uint64_t nv)
 	}
 	w->pend_cnt++;
 	w->shadow = nv;
+	changed_by(w, ci);
 }
 
 /* How many ops a word stays shared after the last sign of contention. */
@@ -298,13 +369,13 @@ ser_word_decide(struct ser *s, uint32_t wi, uint32_t ci, const struct ser_op *op
 	 * honestly while another's write is pending; stop making such writes
 	 * on this word for a while instead of dropping its FAAs */
 	if (op->kind == SER_OP_FAA) {
-		if (w->faa_conn != SER_NO_CONN && w->faa_conn != ci)
+		if (w->faa_conn != SER_NO_OWNER && w->faa_conn != ci)
 			set_shared(w);
 		w->faa_conn = ci;
 	}
 	if ((w->flags & WF_SHARED) && --w->shared_left == 0)
 		w->flags &= (uint8_t)~WF_SHARED;
-	settled = w->state == W_KNOWN && w->busy == 0 &&
+	settled = w->state == W_KNOWN && w->busy == 0 && now >= w->hold_until &&
 		  !(w->flags & (WF_DIRTY | WF_NOREWRITE)) && may_rewrite;
 
 	if (w->pend_cnt && w->pend_conn != ci) {
@@ -376,7 +447,7 @@ ser_word_write(struct ser *s, uint32_t wi, uint32_t ci, uint64_t v, uint64_t now
 	*pending = false;
 	pending_expire(s, w, now);
 	if (w->state == W_KNOWN && w->busy == 0 && !(w->flags & WF_DIRTY) &&
-	    (w->pend_cnt == 0 || w->pend_conn == ci)) {
+	    now >= w->hold_until && (w->pend_cnt == 0 || w->pend_conn == ci)) {
 		if (v != w->shadow) {
 			pending_take(w, ci, now, v);
 			*pending = true;
@@ -430,13 +501,16 @@ ser_word_busy_done(struct ser *s, uint32_t wi, bool dirty)
 
 void
 ser_word_pending_done(struct ser *s, uint32_t wi, uint16_t gen, uint64_t wval,
-		      bool executed)
+		      bool executed, uint64_t now)
 {
 	struct ser_word *w = &s->words[wi];
 
 	if (gen != w->pend_gen || w->pend_cnt == 0)
 		return; /* abandoned earlier (expiry, reset) */
 	w->pend_cnt--;
+	/* the expiry bound runs from the oldest write still un-ACKed: a
+	 * healthy pipeline is never abandoned */
+	w->pend_since = now;
 	if (executed)
 		w->committed = wval;
 	else
@@ -462,8 +536,23 @@ ser_word_norewrite(struct ser *s, uint32_t wi)
 	ser_word_mark_dirty(s, wi);
 }
 
+static void
+hold(struct ser *s, struct ser_word *w, uint64_t now)
+{
+	if (now + s->orphan_tsc > w->hold_until)
+		w->hold_until = now + s->orphan_tsc;
+}
+
+void
+ser_word_orphan_busy(struct ser *s, uint32_t wi, uint64_t now)
+{
+	hold(s, &s->words[wi], now);
+	ser_word_busy_done(s, wi, true);
+}
+
 bool
-ser_word_untracked(struct ser *s, uint32_t wi, const struct ser_op *op)
+ser_word_untracked(struct ser *s, uint32_t wi, const struct ser_op *op,
+		   uint64_t now)
 {
 	struct ser_word *w = &s->words[wi];
 
@@ -472,7 +561,8 @@ ser_word_untracked(struct ser *s, uint32_t wi, const struct ser_op *op)
 	if (w->pend_cnt && (w->pend_cnt > 1 || op->kind == SER_OP_NONE ||
 			    ser_op_changes(op, w->committed)))
 		return false;
-	w->flags |= WF_NOREWRITE;
+	/* S7: its effect is invisible; relearn once it must have run */
+	hold(s, w, now);
 	ser_word_mark_dirty(s, wi);
 	return true;
 }

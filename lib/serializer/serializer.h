@@ -73,6 +73,13 @@ struct ser_params {
 	 * at once (only right for a first start with no traffic before).
 	 */
 	uint64_t learn_holdoff_tsc;
+	/*
+	 * A connection with no frame for this long is evicted (its slot
+	 * and stubs are reused; what it still held on words is given up as
+	 * an orphan, see ser_word.c S7).  Must exceed the clients' RC retry
+	 * budget.  0 = 30 s worth of... nothing: never (tests only).
+	 */
+	uint64_t conn_idle_tsc;
 	/* swordd sets AckReq on writes it forwards to managed words (rewritten
 	 * atomics, releases) so they are ACKed promptly; true turns that off. */
 	bool no_force_ackreq;
@@ -110,8 +117,7 @@ struct ser_counters {
 	uint64_t bad_icrc_passed;   /* ICRC wrong on arrival: passed, never re-signed */
 	uint64_t stub_ring_full;
 	uint64_t psn_out_of_window;
-	uint64_t table_full;        /* connection table full */
-	uint64_t conn_reset;        /* PSN jump: a new incarnation of a QPN */
+	uint64_t table_full;        /* connection table full: QP untracked */
 	uint64_t read_span_fixed;   /* a READ spanned other PSNs than pmtu said */
 	uint64_t dropped;           /* total SER_DROP on requests */
 	/* response path */
@@ -130,6 +136,17 @@ struct ser_counters {
 	uint64_t learned;           /* word value learned from real atomics */
 	uint64_t relearn;           /* word forgotten (ambiguous), will relearn */
 	uint64_t pending_expired;
+	/* connections */
+	uint64_t conn_created;
+	uint64_t conn_evicted;      /* idle connection aged out */
+	uint64_t conn_reincarnated; /* same QPN, new incarnation (CM, content, jump) */
+	uint64_t conn_closed;       /* CM disconnect */
+	uint64_t cm_seen;           /* RDMA CM messages parsed */
+	uint64_t cm_paired;         /* connections identified exactly by CM */
+	uint64_t pair_ambiguous;    /* response not paired: another QP could own its PSN */
+	uint64_t resp_out_of_window;/* response beyond anything sent: ignored */
+	uint64_t write_gated_drop;  /* write dropped: another connection's blind write pending */
+	uint64_t replay_zeroed;     /* replay of a decision the word moved past: no value re-sent */
 };
 
 struct ser;
@@ -175,5 +192,7 @@ enum ser_word_state ser_word_get(const struct ser *s, uint32_t server_ip4,
 				 uint32_t rkey, uint64_t va, uint64_t *value,
 				 uint32_t *inflight);
 uint32_t ser_conn_count(const struct ser *s);
+/* The connection table the serializer works on (lib/rc). */
+struct rc_table *ser_rc(struct ser *s);
 
 #endif /* SWORD_SERIALIZER_H */

@@ -64,11 +64,12 @@ sword_config_defaults(struct sword_config *c)
 	c->qps = 1024;
 	c->stub_ring = 256;
 	c->stats_interval = 0;
-	c->atomic.pmtu = 1024;
+	c->atomic.pmtu = 4096;
 	c->atomic.max_refusals = 64;
 	c->atomic.gate_ms = 0;
 	c->atomic.pending_expire_ms = 2000;
 	c->atomic.learn_holdoff_ms = 1000;
+	c->atomic.conn_idle_ms = 10000;
 	c->atomic.force_ackreq = true;
 	c->clover_keys = 65536;
 	c->clover_read_factor = 3;
@@ -517,6 +518,12 @@ config_apply(struct sword_config *c, const char *src, const char *sec,
 			if (parse_u64(&w, val, 0, 600000, &x, err, errlen) < 0)
 				return -1;
 			c->atomic.learn_holdoff_ms = (uint32_t)x;
+			return 0;
+		}
+		if (strcmp(key, "conn_idle_ms") == 0) {
+			if (parse_u64(&w, val, 1, 3600000, &x, err, errlen) < 0)
+				return -1;
+			c->atomic.conn_idle_ms = (uint32_t)x;
 			return 0;
 		}
 		if (strcmp(key, "force_ackreq") == 0)
@@ -1069,9 +1076,10 @@ sword_config_print(const struct sword_config *c, FILE *f)
 		c->lock_words, c->qps, c->stub_ring);
 	fprintf(f, "  stats interval %u s\n", c->stats_interval);
 	fprintf(f, "  atomic pmtu %u, max_refusals %u, gate_ms %u, pending_expire_ms %u, "
-		"learn_holdoff_ms %u, force_ackreq %s\n", c->atomic.pmtu,
+		"learn_holdoff_ms %u, conn_idle_ms %u, force_ackreq %s\n", c->atomic.pmtu,
 		c->atomic.max_refusals, c->atomic.gate_ms, c->atomic.pending_expire_ms,
-		c->atomic.learn_holdoff_ms, c->atomic.force_ackreq ? "on" : "off");
+		c->atomic.learn_holdoff_ms, c->atomic.conn_idle_ms,
+		c->atomic.force_ackreq ? "on" : "off");
 	fprintf(f, "  clover keys %u, read_factor %u, read_ways %u, qps %u, cas %u, "
 		"write_steering %s, read_steering %s\n", c->clover_keys,
 		c->clover_read_factor, c->clover_read_ways, c->clover_qps,

@@ -122,6 +122,7 @@ struct sword_config {
 		uint32_t gate_ms;           /* I4 gate: time bound, 0 = none */
 		uint32_t pending_expire_ms; /* un-ACKed modelled write abandoned */
 		uint32_t learn_holdoff_ms;  /* no learning this long after start */
+		uint32_t conn_idle_ms;      /* a connection this long without a request ages out */
 		bool force_ackreq;          /* set AckReq on writes to lock words */
 	} atomic;
 

@@ -190,6 +190,18 @@ rm_responder_add_qp(struct rm_responder *r, uint32_t qpn,
 	return q;
 }
 
+void
+rm_responder_reset_qp(struct rm_resp_qp *q, uint32_t start_psn)
+{
+	struct rm_addr a = q->to_client;
+	uint32_t qpn = q->qpn;
+
+	memset(q, 0, sizeof(*q));
+	q->qpn = qpn;
+	q->to_client = a;
+	q->epsn = start_psn & ROCE_PSN_MASK;
+}
+
 uint64_t
 rm_mem_get(const struct rm_responder *r, uint64_t va)
 {
@@ -336,7 +348,7 @@ rm_responder_rx(struct rm_responder *r, const uint8_t *frame, uint32_t len,
 			old = rm_mem_get(r, w);
 			memcpy(r->mem + (w - r->base), f + p.payload_off + o, 8);
 			if (r->on_exec)
-				r->on_exec(r->ctx, r, client_ip, p.opcode, w, old,
+				r->on_exec(r->ctx, r, client_ip, q->qpn, p.opcode, w, old,
 					   rm_mem_get(r, w));
 		}
 		r->writes++;
@@ -390,7 +402,7 @@ rm_responder_rx(struct rm_responder *r, const uint8_t *frame, uint32_t len,
 		nv = atomic_apply(p.opcode, eth, old);
 		rm_mem_set(r, va, nv);
 		if (r->on_exec)
-			r->on_exec(r->ctx, r, client_ip, p.opcode, va, old, nv);
+			r->on_exec(r->ctx, r, client_ip, q->qpn, p.opcode, va, old, nv);
 		r->atomics++;
 		r->executed++;
 		q->msn++;

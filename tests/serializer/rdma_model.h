@@ -75,7 +75,8 @@ struct rm_resp_qp {
 struct rm_responder;
 /* Called for every executed memory change (tests check lock protocols). */
 typedef void (*rm_exec_cb)(void *ctx, struct rm_responder *r, uint32_t client_ip,
-			   uint8_t opcode, uint64_t va, uint64_t old, uint64_t new_v);
+			   uint32_t qpn, uint8_t opcode, uint64_t va, uint64_t old,
+			   uint64_t new_v);
 
 struct rm_responder {
 	uint32_t ip;
@@ -103,6 +104,9 @@ void rm_responder_free(struct rm_responder *r);
 struct rm_resp_qp *rm_responder_add_qp(struct rm_responder *r, uint32_t qpn,
 				       const struct rm_addr *to_client,
 				       uint32_t start_psn);
+/* The responder side of a reconnect: the QP is re-created with the same
+ * QPN and expects start_psn again (MSN 0, empty replay cache). */
+void rm_responder_reset_qp(struct rm_resp_qp *q, uint32_t start_psn);
 void rm_responder_rx(struct rm_responder *r, const uint8_t *frame, uint32_t len,
 		     struct rm_queue *out);
 /* Send ACKs held back by coalescing.  Returns how many. */

@@ -38,24 +38,41 @@ sim_error(struct sim *s, const char *fmt, ...)
 	s->errors++;
 }
 
+uint32_t
+sim_client_ip(const struct sim *s, int i)
+{
+	return s->opts.ips ? SIM_CLIENT_IP(i % s->opts.ips) : SIM_CLIENT_IP(i);
+}
+
+/* The client a response is for: its IP and its QPN. */
 static int
-client_of_ip(const struct sim *s, uint32_t ip)
+client_of(const struct sim *s, uint32_t ip, uint32_t qpn)
 {
 	for (int i = 0; i < s->ncl; i++)
-		if (SIM_CLIENT_IP(i) == ip)
+		if (sim_client_ip(s, i) == ip && SIM_CL_QPN(i) == qpn)
 			return i;
 	return -1;
 }
 
+/* The client a server QP belongs to. */
+static int
+client_of_srv_qp(const struct sim *s, uint32_t srv_qpn)
+{
+	int i = (int)srv_qpn - (int)SIM_SRV_QPN(0);
+
+	return i >= 0 && i < s->ncl ? i : -1;
+}
+
 /* I4 at the memory: what lands on a lock word must fit the protocol. */
 static void
-on_exec(void *ctx, struct rm_responder *r, uint32_t client_ip, uint8_t opcode,
-	uint64_t va, uint64_t old, uint64_t nv)
+on_exec(void *ctx, struct rm_responder *r, uint32_t client_ip, uint32_t qpn,
+	uint8_t opcode, uint64_t va, uint64_t old, uint64_t nv)
 {
 	struct sim *s = ctx;
-	int id = client_of_ip(s, client_ip);
+	int id = client_of_srv_qp(s, qpn);
 
 	(void)r;
+	(void)client_ip;
 	if (va < SIM_LOCKS || va >= SIM_LOCKS + SIM_LOCK_LEN)
 		return;
 	if (s->mode == SIM_MODE_SHERMAN && opcode == ROCE_RC_WRITE_ONLY) {
@@ -87,9 +104,18 @@ int
 sim_init(struct sim *s, int ncl, bool with_ser, bool coalesce,
 	 const char *pcap_name)
 {
+	return sim_init_ex(s, ncl, with_ser, coalesce, pcap_name, NULL);
+}
+
+int
+sim_init_ex(struct sim *s, int ncl, bool with_ser, bool coalesce,
+	    const char *pcap_name, const struct sim_opts *o)
+{
 	const char *dir = getenv("SER_OUT_DIR");
 
 	memset(s, 0, sizeof(*s));
+	if (o)
+		s->opts = *o;
 	s->ncl = ncl;
 	s->rng = 1;
 	for (int i = 0; i < (int)RTE_DIM(s->holder); i++)
@@ -106,17 +132,22 @@ sim_init(struct sim *s, int ncl, bool with_ser, bool coalesce,
 			return -1;
 	for (int i = 0; i < ncl; i++) {
 		/* start near the top of the PSN space: wraparound is tested */
-		uint32_t start = (0xfffff0u + (uint32_t)i * 3000u) & ROCE_PSN_MASK;
+		uint32_t start = s->opts.fixed_psn ? s->opts.start_psn & ROCE_PSN_MASK :
+				 (0xfffff0u + (uint32_t)i * 3000u) & ROCE_PSN_MASK;
+		uint32_t ip = sim_client_ip(s, i);
+		uint8_t mac_lo = (uint8_t)(0x10 + (s->opts.ips ? i % s->opts.ips : i));
 		struct rm_addr up = {
-			.src_mac = { 0x02, 0, 0, 0, 0, (uint8_t)(0x10 + i) },
-			.src_ip = SIM_CLIENT_IP(i), .dst_ip = SIM_SERVER_IP,
-			.dest_qpn = 0x100u + (uint32_t)i,
+			.src_mac = { 0x02, 0, 0, 0, 0, mac_lo },
+			.src_ip = ip, .dst_ip = SIM_SERVER_IP,
+			.dest_qpn = SIM_SRV_QPN(i),
 		};
 		struct rm_addr down = {
-			.dst_mac = { 0x02, 0, 0, 0, 0, (uint8_t)(0x10 + i) },
-			.src_ip = SIM_SERVER_IP, .dst_ip = SIM_CLIENT_IP(i),
-			.dest_qpn = 0x200u + (uint32_t)i,
+			.dst_mac = { 0x02, 0, 0, 0, 0, mac_lo },
+			.src_ip = SIM_SERVER_IP, .dst_ip = ip,
+			.dest_qpn = SIM_CL_QPN(i),
 		};
+
+		s->start[i] = start;
 
 		memcpy(up.dst_mac, s->srv.mac, 6);
 		memcpy(down.src_mac, s->srv.mac, 6);
@@ -217,7 +248,7 @@ record_answer(struct sim *s, const uint8_t *buf, uint32_t len)
 	if (roce_parse(f, len, &p) != ROCE_OK ||
 	    p.opcode != ROCE_RC_ATOMIC_ACKNOWLEDGE)
 		return;
-	id = client_of_ip(s, p.dst_ip4);
+	id = client_of(s, p.dst_ip4, p.qpn);
 	if (id < 0)
 		return;
 	memcpy(&orig, f + p.bth_off + 16, 8);
@@ -280,11 +311,58 @@ deliver(struct sim *s, int qi, struct rm_frame *f)
 	case Q_S2C:
 		if (roce_parse(f->buf, f->len, &p) != ROCE_OK)
 			break;
-		id = client_of_ip(s, p.dst_ip4);
+		id = client_of(s, p.dst_ip4, p.qpn);
 		if (id >= 0)
 			rm_client_rx(&s->cl[id], f->buf, f->len, &s->q[Q_C2S]);
 		break;
 	}
+}
+
+bool
+sim_deliver(struct sim *s, int qi, uint32_t idx)
+{
+	struct rm_frame f;
+
+	if (!rm_queue_take(&s->q[qi], idx, &f))
+		return false;
+	s->now += 10;
+	s->steps++;
+	if (s->filter && s->filter(s, qi, &f)) {
+		s->dropped_link++;
+		return true;
+	}
+	deliver(s, qi, &f);
+	return true;
+}
+
+bool
+sim_drop(struct sim *s, int qi, uint32_t idx)
+{
+	struct rm_frame f;
+
+	if (!rm_queue_take(&s->q[qi], idx, &f))
+		return false;
+	s->dropped_link++;
+	return true;
+}
+
+void
+sim_reconnect(struct sim *s, int i)
+{
+	struct rm_client *c = &s->cl[i];
+	struct rm_addr up = c->to_server;
+	rm_done_cb done = c->done;
+	void *ctx = c->ctx;
+
+	rm_client_init(c, i, &up, SIM_CL_QPN(i), SIM_RKEY, s->start[i]);
+	c->done = done;
+	c->ctx = ctx;
+	for (uint32_t k = 0; k < s->srv.n_qps; k++)
+		if (s->srv.qps[k].qpn == SIM_SRV_QPN(i))
+			rm_responder_reset_qp(&s->srv.qps[k], s->start[i]);
+	/* I6 is per incarnation: forget the answers the old one got */
+	for (uint32_t k = 0; k < SIM_ANS; k++)
+		s->ans[i][k].set = false;
 }
 
 bool
@@ -526,6 +604,35 @@ sherman_done(void *ctx, struct rm_client *c, struct rm_op *op)
 		default:
 			break;
 		}
+	}
+}
+
+void
+sim_sherman_setup(struct sim *s, int target)
+{
+	s->mode = SIM_MODE_SHERMAN;
+	s->target = target;
+	for (int i = 0; i < s->ncl; i++)
+		s->cl[i].done = sherman_done;
+}
+
+void
+sim_sherman_acquire(struct sim *s, int i, uint64_t lock_va)
+{
+	sherman_acquire(s, &s->cl[i], lock_va);
+}
+
+void
+sim_flow(struct sim *s, uint64_t max_steps)
+{
+	/* every queue in order, oldest frame first, until nothing moves */
+	for (uint64_t n = 0; n < max_steps; n++) {
+		bool moved = false;
+
+		for (int q = 0; q < Q_N; q++)
+			moved |= sim_deliver(s, q, 0);
+		if (!moved && !rm_responder_flush(&s->srv, &s->q[Q_M2S]))
+			return;
 	}
 }
 

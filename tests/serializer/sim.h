@@ -33,8 +33,18 @@ enum { SIM_MODE_NONE, SIM_MODE_SHERMAN, SIM_MODE_FAA, SIM_MODE_MCAS, SIM_MODE_BA
 struct sim;
 typedef bool (*sim_filter_fn)(struct sim *s, int q, const struct rm_frame *f);
 
+/* Options of sim_init_ex (zero = sim_init's defaults). */
+struct sim_opts {
+	int ips;                      /* distinct client IPs; clients share
+	                               * them round robin (0: one per client) */
+	bool fixed_psn;               /* every QP starts at start_psn (Sherman: 3185) */
+	uint32_t start_psn;
+};
+
 struct sim {
 	struct ser *ser;              /* NULL: no swordd (model sanity) */
+	struct sim_opts opts;
+	uint32_t start[SIM_MAX_CL];   /* each client's initial PSN */
 	struct ser_params prm;
 	struct ser_region region;
 	struct rm_responder srv;
@@ -77,6 +87,22 @@ struct sim {
 
 int sim_init(struct sim *s, int ncl, bool with_ser, bool coalesce,
 	     const char *pcap_name);
+int sim_init_ex(struct sim *s, int ncl, bool with_ser, bool coalesce,
+		const char *pcap_name, const struct sim_opts *o);
+/* Client i's IP (several clients share one with opts.ips), its QPN
+ * (responses' dest QP) and its server QP (requests' dest QP). */
+uint32_t sim_client_ip(const struct sim *s, int i);
+#define SIM_CL_QPN(i) (0x200u + (uint32_t)(i))
+#define SIM_SRV_QPN(i) (0x100u + (uint32_t)(i))
+/* Scripted delivery: take the idx-th frame of queue qi and deliver it
+ * (through swordd where the hop crosses it) or drop it.  false if the
+ * queue has no such frame. */
+bool sim_deliver(struct sim *s, int qi, uint32_t idx);
+bool sim_drop(struct sim *s, int qi, uint32_t idx);
+/* Client i re-creates its QP with the same QPN and initial PSN, and the
+ * server re-creates its end (an application restart with out-of-band QP
+ * exchange).  Outstanding ops are lost. */
+void sim_reconnect(struct sim *s, int i);
 /* Recreate the serializer with s->prm as modified by the caller. */
 int sim_reconfigure(struct sim *s);
 void sim_free(struct sim *s);
@@ -98,6 +124,11 @@ uint64_t sim_rand(struct sim *s);
 
 /* workloads */
 void sim_sherman_start(struct sim *s, int target, uint64_t lock_va);
+/* Sherman mode without posting: the test posts acquires itself. */
+void sim_sherman_setup(struct sim *s, int target);
+void sim_sherman_acquire(struct sim *s, int i, uint64_t lock_va);
+/* Deliver in FIFO order (no loss, no reordering) until quiet. */
+void sim_flow(struct sim *s, uint64_t max_steps);
 void sim_faa_start(struct sim *s, int per_client, uint64_t va);
 void sim_mcas_start(struct sim *s, int target, uint64_t va);
 /* Each client owns word va + 8*id and pipelines batches of 4 CAS(v, v+1):

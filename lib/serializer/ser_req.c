@@ -1,0 +1,759 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ser_req.c — the request path: client → server frames of managed
+ * servers, as named steps (the model is rxe's responder state machine).
+ *
+ * Why it exists: a decision made in ser_word.c must be made once per
+ * request of one connection's life, in that connection's PSN order, and
+ * given again, unchanged, to that request's retransmissions only (I6).
+ *
+ *   check      ICRC first: a frame that fails it is forwarded untouched
+ *              (the server drops it) and creates, pairs or ages nothing.
+ *   connect    find the connection (lib/rc) or open one; none free →
+ *              untracked (its ops pass only if S2 allows).
+ *   route      by PSN against the connection's window:
+ *     replay     a PSN with a live stub and the same content (opcode,
+ *                RETH/AtomicETH) → the recorded decision;
+ *     new life   the same PSN with other content, or a jump beyond any
+ *                window → a new incarnation, then fresh;
+ *     behind     before the window, no stub → decided by the server;
+ *     far        further back than the ring → nothing decided or learned;
+ *     ahead      a gap (the server will NAK) → nothing decided;
+ *     fresh      the next in-order PSN → decide, rewrite, leave a stub.
+ *
+ * Stubs.  Every request of a connection leaves a stub at ring[psn % n]:
+ * its content, opcode, whether it ends a message, the relative message
+ * count msg_seq, and for managed words the decision (orig to return, value
+ * written, pending/busy ownership, the word's change count after it).
+ *
+ * Replays of decisions the server has already acknowledged are the one
+ * place a retransmission and a new incarnation with identical content
+ * (an application that re-creates its QPs with the same QPNs and PSNs)
+ * look alike.  Neither may change memory wrongly: such a replay is sent
+ * with its value only while nobody changed the word since; if another
+ * connection changed it, it cannot be a retransmission of a decision the
+ * client never saw (for a lock, nobody else can change a held word) and is
+ * a new incarnation; if only this connection did, it is sent as a
+ * zero-length WRITE with the recorded answer (the server treats a true
+ * retransmission as a duplicate whatever its content).
+ */
+#include <string.h>
+
+#include <rte_common.h>
+
+#include "ser_internal.h"
+
+struct req_class {
+	uint32_t word;    /* first word touched, SER_NO_WORD if none */
+	uint32_t nwords;
+	bool atomic;      /* atomic on exactly one aligned word */
+	bool single_write;/* 8-byte aligned WRITE_ONLY of one word */
+	struct ser_op op;
+};
+
+/* What the request asks of the memory (content, for replay matching). */
+struct req_content {
+	uint64_t va;
+	uint32_t rkey, dlen;
+	struct ser_op op;
+};
+
+static inline uint32_t
+owner_of(const struct rc_conn *c)
+{
+	return c->incarnation;
+}
+
+static void
+read_content(const uint8_t *f, const struct roce_pkt *p, struct req_content *rq)
+{
+	const struct roce_opcode_info *oi = p->oi;
+
+	memset(rq, 0, sizeof(*rq));
+	if (oi->flags & ROCE_F_ATOMIC) {
+		bool masked = p->opcode == ROCE_RC_MASKED_COMPARE_SWAP;
+		const uint8_t *eth = f + p->bth_off +
+			oi->off[masked ? ROCE_HDR_MASKED_ATOMIC_ETH : ROCE_HDR_ATOMIC_ETH];
+
+		rq->va = roce_ld64(eth);
+		rq->rkey = roce_ld32(eth + 8);
+		rq->dlen = 8;
+		for (int i = 0; i < (masked ? 4 : 2); i++)
+			rq->op.arg[i] = roce_ld64(eth + 12 + 8 * i);
+		return;
+	}
+	if (roce_has(oi, ROCE_HDR_RETH)) {
+		const uint8_t *reth = f + p->bth_off + oi->off[ROCE_HDR_RETH];
+
+		rq->va = roce_ld64(reth);
+		rq->rkey = roce_ld32(reth + 8);
+		rq->dlen = roce_ld32(reth + 12);
+		if ((oi->flags & ROCE_F_WRITE) && rq->dlen == 8 &&
+		    p->payload_len >= 8 + p->pad)
+			rq->op.arg[0] = roce_ld64(f + p->payload_off);
+	}
+}
+
+static bool
+same_request(const struct ser_stub *st, const uint8_t *f, const struct roce_pkt *p)
+{
+	struct req_content rq;
+
+	if (st->opcode != p->opcode)
+		return false;
+	read_content(f, p, &rq);
+	return st->va == rq.va && st->rkey == rq.rkey && st->dlen == rq.dlen &&
+	       memcmp(st->op.arg, rq.op.arg, sizeof(rq.op.arg)) == 0;
+}
+
+static void
+classify(struct ser *s, const uint8_t *f, const struct roce_pkt *p,
+	 const struct ser_conn *sc, struct req_class *rc)
+{
+	const struct roce_opcode_info *oi = p->oi;
+	const struct ser_region_rt *r;
+	struct req_content rq;
+
+	memset(rc, 0, sizeof(*rc));
+	rc->word = SER_NO_WORD;
+	read_content(f, p, &rq);
+	if (oi->flags & ROCE_F_ATOMIC) {
+		r = ser_region_find(s, p->dst_ip4, rq.rkey, rq.va, 8);
+		if (r == NULL)
+			return;
+		if (rq.va & 7) {
+			/* the server NAKs a misaligned atomic but would
+			 * accept a WRITE: never rewrite it */
+			s->c.misaligned_passed++;
+			return;
+		}
+		rc->word = r->first_word + (uint32_t)((rq.va - r->r.base) / 8);
+		rc->nwords = 1;
+		rc->atomic = true;
+		rc->op = rq.op;
+		rc->op.kind = p->opcode == ROCE_RC_COMPARE_SWAP ? SER_OP_CAS :
+			      p->opcode == ROCE_RC_FETCH_ADD ? SER_OP_FAA : SER_OP_MCAS;
+		return;
+	}
+	if (!(oi->flags & ROCE_F_WRITE))
+		return;
+	if (roce_has(oi, ROCE_HDR_RETH)) {
+		uint64_t lo, hi;
+
+		if (rq.dlen == 0)
+			return;
+		r = ser_region_find(s, p->dst_ip4, rq.rkey, rq.va, rq.dlen);
+		if (r == NULL)
+			return;
+		lo = RTE_MAX(rq.va, r->r.base);
+		hi = RTE_MIN(rq.va + rq.dlen, r->r.base + r->r.len);
+		rc->word = r->first_word + (uint32_t)((lo - r->r.base) / 8);
+		rc->nwords = (uint32_t)((hi - r->r.base + 7) / 8 - (lo - r->r.base) / 8);
+		if ((oi->flags & ROCE_F_ONLY) == ROCE_F_ONLY && rq.dlen == 8 &&
+		    !(rq.va & 7) && p->payload_len >= 8 + p->pad) {
+			rc->single_write = true;
+			rc->op.kind = SER_OP_WRITE;
+			rc->op.arg[0] = rq.op.arg[0];
+		}
+		return;
+	}
+	/* WRITE_MIDDLE/LAST: part of the connection's open write */
+	if (sc != NULL && sc->open_word != SER_NO_WORD) {
+		rc->word = sc->open_word;
+		rc->nwords = sc->open_nwords;
+	}
+}
+
+static inline void
+set_ackreq(uint8_t *f, const struct roce_pkt *p)
+{
+	f[p->bth_off + 8] |= 0x80;
+}
+
+/* Rewrite a decided atomic into its WRITE (zero-length if zero). */
+static int
+apply_rewrite(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
+	      struct roce_pkt *p, const struct ser_stub *st, bool zero)
+{
+	if (!s->prm.no_force_ackreq)
+		set_ackreq(f, p);
+	return roce_atomic_to_write(f, len, cap, p,
+				    zero || (st->flags & SF_ZERO_LEN) ? NULL : &st->wval);
+}
+
+static enum ser_verdict
+drop(struct ser *s)
+{
+	s->c.dropped++;
+	return SER_DROP;
+}
+
+/* A request whose place in the connection is unknown: decide nothing. */
+static enum ser_verdict
+out_of_window(struct ser *s, const struct req_class *rc)
+{
+	s->c.psn_out_of_window++;
+	return rc->word != SER_NO_WORD ? drop(s) : SER_FORWARD;
+}
+
+/* Another owner's blind write is pending on a word this write touches:
+ * it could land after this one and erase it (S7). */
+static bool
+write_gated(struct ser *s, const struct req_class *rc, uint32_t owner)
+{
+	for (uint32_t i = 0; rc->word != SER_NO_WORD && i < rc->nwords; i++)
+		if (ser_word_foreign_pending(s, rc->word + i, owner)) {
+			s->c.write_gated_drop++;
+			return true;
+		}
+	return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* untracked: no connection slot, or no pairing yet */
+
+/* Ops on words whose answers swordd may never see hold the words by time,
+ * not by a stub (S7): false if S2 forbids passing them. */
+static bool
+hold_words(struct ser *s, const struct req_class *rc, uint64_t now)
+{
+	for (uint32_t i = 0; rc->word != SER_NO_WORD && i < rc->nwords; i++)
+		if (!ser_word_untracked(s, rc->word + i, rc->atomic || rc->single_write ?
+					&rc->op : &(struct ser_op){ 0 }, now))
+			return false;
+	return true;
+}
+
+/* The stub of such an op: it answers and retires nothing itself. */
+static void
+stub_untracked(struct ser *s, struct ser_stub *st, const struct req_class *rc)
+{
+	st->kind = rc->atomic ? ST_REAL : ST_WRITE;
+	st->word = rc->word;
+	st->nwords = rc->nwords;
+	st->op = rc->op;
+	st->flags |= SF_UNTRACKED | SF_ANSWERED | SF_NOLEARN;
+	st->chg_seq = s->words[rc->word].chg_seq;
+	if (rc->atomic)
+		s->c.passed_real_atomic++;
+	else
+		s->c.write_unmodelled++;
+}
+
+static enum ser_verdict
+req_untracked(struct ser *s, const uint8_t *f, const struct roce_pkt *p,
+	      uint64_t now)
+{
+	struct req_class rc;
+
+	/* Nothing on this QP is decided; its ops on managed words pass if
+	 * that cannot race another connection's pending write, and the words
+	 * are held undecided until they must have run (S7). */
+	classify(s, f, p, NULL, &rc);
+	rc_note_untracked(s->rc, now);
+	return hold_words(s, &rc, now) ? SER_FORWARD : drop(s);
+}
+
+/* ------------------------------------------------------------------ */
+/* replay */
+
+static enum ser_verdict
+restore_ackreq(struct ser *s, struct ser_stub *st, uint8_t *f, struct roce_pkt *p)
+{
+	if ((st->flags & SF_ACKREQ) && !roce_get_ackreq(f, p)) {
+		set_ackreq(f, p);
+		roce_icrc_update(f, p);
+		s->c.dup_replayed++;
+		return SER_FORWARD_REWRITTEN;
+	}
+	return SER_FORWARD;
+}
+
+static enum ser_verdict
+replay_rewritten(struct ser *s, struct ser_conn *sc, struct ser_stub *st,
+		 uint8_t *f, uint32_t *len, uint32_t cap, struct roce_pkt *p,
+		 bool zero)
+{
+	s->c.dup_replayed++;
+	st->flags &= (uint16_t)~SF_ANSWERED;
+	if (roce_psn_diff(st->psn, sc->walk_from) < 0)
+		sc->walk_from = st->psn;
+	if (apply_rewrite(s, f, len, cap, p, st, zero) != 0)
+		return drop(s);
+	return SER_FORWARD_REWRITTEN;
+}
+
+/* A replayed real atomic or word write whose first execution the server
+ * already answered: the server answers it from its replay cache or runs
+ * it again (a new life with the same content).  A network duplicate looks
+ * the same and its answer may never come, so the word is held by time,
+ * not by the stub (S7), and relearned after. */
+static enum ser_verdict
+replay_unmodelled(struct ser *s, struct ser_stub *st, uint8_t *f,
+		  struct roce_pkt *p, uint64_t now)
+{
+	struct req_class rc = { .word = st->word, .nwords = st->nwords,
+				.atomic = st->kind == ST_REAL,
+				.single_write = st->kind == ST_WRITE && st->nwords == 1,
+				.op = st->op };
+
+	if (!hold_words(s, &rc, now))
+		return drop(s);
+	s->c.dup_replayed++;
+	return st->kind == ST_REAL ? SER_FORWARD : restore_ackreq(s, st, f, p);
+}
+
+/* true if the replay of st cannot be a retransmission (the top comment):
+ * a decision swordd answered itself, acknowledged by the server, on a
+ * word another connection has changed since.  Real atomics and writes
+ * need no such test: the server answers them, whichever life they are. */
+static bool
+replay_is_new_life(const struct ser *s, const struct rc_conn *c,
+		   const struct ser_stub *st)
+{
+	if (st->kind != ST_REWRITTEN || (st->flags & SF_ZERO_LEN) ||
+	    roce_psn_diff(st->psn, c->una) >= 0)
+		return false;
+	return ser_word_changed_by_other(s, st->word, owner_of(c), st->chg_seq);
+}
+
+static enum ser_verdict
+req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
+	   struct ser_stub *st, uint8_t *f, uint32_t *len, uint32_t cap,
+	   struct roce_pkt *p, uint64_t now)
+{
+	bool retired = roce_psn_diff(st->psn, c->una) < 0;
+
+	switch (st->kind) {
+	case ST_REWRITTEN: {
+		bool moved = retired && !(st->flags & SF_ZERO_LEN) &&
+			     (s->words[st->word].chg_seq != st->chg_seq ||
+			      !ser_word_settled_for(s, st->word, owner_of(c), now));
+
+		if (moved)
+			s->c.replay_zeroed++;
+		return replay_rewritten(s, sc, st, f, len, cap, p, moved);
+	}
+	case ST_REAL:
+		if (retired && (st->flags & SF_ANSWERED))
+			return replay_unmodelled(s, st, f, p, now);
+		s->c.dup_replayed++;
+		return SER_FORWARD;
+	case ST_WRITE:
+		if (retired && !(st->flags & (SF_BUSY | SF_PENDING)))
+			return replay_unmodelled(s, st, f, p, now);
+		return restore_ackreq(s, st, f, p);
+	default:
+		return restore_ackreq(s, st, f, p);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* READ spans */
+
+/*
+ * The last READ spanned more PSNs than the configured pmtu implies: take
+ * psn (ahead) as the next in-order PSN.  Unseen PSNs may lie before it, so
+ * no decision is made on this connection until the server has answered
+ * everything up to psn.
+ */
+static void
+read_span_grow(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint32_t psn)
+{
+	c->next_psn = psn;
+	sc->nodecide = 1;
+	sc->nodecide_until = psn;
+	sc->last_was_read = 0;
+	s->c.read_span_fixed++;
+}
+
+/*
+ * A new request lands on a continuation PSN of the last READ: its span was
+ * overestimated (pmtu below the path MTU).  Nothing was decided past the
+ * READ, so the span simply ends here.
+ */
+static bool
+read_span_shrink(struct ser *s, struct rc_conn *c, struct ser_conn *sc,
+		 const struct ser_stub *st, uint32_t psn)
+{
+	if (st->kind != ST_CONT || !sc->last_was_read ||
+	    roce_psn_diff(psn, sc->read_psn) <= 0)
+		return false;
+	for (uint32_t q = psn; q != c->next_psn; q = roce_psn_add(q, 1)) {
+		struct ser_stub *cs = ser_stub_at(s, sc, q);
+
+		if (cs != NULL && cs->kind == ST_CONT)
+			cs->kind = ST_EMPTY;
+	}
+	c->next_psn = psn;
+	sc->last_was_read = 0;
+	s->c.read_span_fixed++;
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* behind the window: sent before swordd saw the connection */
+
+static void stub_init(struct ser_stub *st, const uint8_t *f,
+		      const struct roce_pkt *p, uint32_t npsn);
+
+static enum ser_verdict
+req_behind(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
+	   const uint8_t *f, const struct roce_pkt *p, const struct req_class *rc,
+	   uint64_t now)
+{
+	struct ser_stub *st = ser_slot(s, sc, p->psn);
+	uint64_t orig, wval;
+	bool pending;
+
+	/* A PSN below the window that left no stub: a new connection whose
+	 * first packets swordd missed, or a retransmission from before a
+	 * restart.  Nothing is decided for it: an atomic goes real, a write
+	 * to a word is unmodelled, both tracked in a stub so their effect on
+	 * the words is accounted for; it does not count towards the MSN (the
+	 * offset re-learned from the next response absorbs it). */
+	if (rc->word == SER_NO_WORD)
+		return SER_FORWARD;
+	if ((st->kind != ST_EMPTY && roce_psn_diff(st->psn, c->una) >= 0) ||
+	    (!rc->atomic && !rc->single_write))
+		return out_of_window(s, rc);
+	if (!rc->atomic && write_gated(s, rc, owner_of(c)))
+		return drop(s);
+	if (!c->paired && sc->untracked) {
+		if (!hold_words(s, rc, now))
+			return drop(s);
+		if (st->kind != ST_EMPTY)
+			ser_stub_orphan(s, st, now);
+		stub_init(st, f, p, 1);
+		stub_untracked(s, st, rc);
+		return SER_FORWARD;
+	}
+	if (rc->atomic &&
+	    ser_word_decide(s, rc->word, owner_of(c), &rc->op, now, false,
+			    &orig, &wval, &pending) == SD_DROP)
+		return drop(s);
+	if (st->kind != ST_EMPTY)
+		ser_stub_orphan(s, st, now);
+	stub_init(st, f, p, 1);
+	st->word = rc->word;
+	st->nwords = 1;
+	st->op = rc->op;
+	if (rc->atomic) {
+		st->kind = ST_REAL;
+		st->flags = SF_NOLEARN;
+	} else {
+		st->kind = ST_WRITE;
+		st->flags = SF_BUSY;
+		ser_word_busy_take(s, rc->word);
+		s->words[rc->word].flags |= WF_DIRTY;
+		s->c.write_unmodelled++;
+	}
+	st->chg_seq = s->words[rc->word].chg_seq;
+	return SER_FORWARD;
+}
+
+/* ------------------------------------------------------------------ */
+/* fresh: the next in-order request */
+
+static void
+stub_init(struct ser_stub *st, const uint8_t *f, const struct roce_pkt *p,
+	  uint32_t npsn)
+{
+	struct req_content rq;
+
+	read_content(f, p, &rq);
+	memset(st, 0, sizeof(*st));
+	st->psn = p->psn;
+	st->opcode = p->opcode;
+	st->kind = ST_PLAIN;
+	st->word = SER_NO_WORD;
+	st->npsn = (uint8_t)RTE_MIN(npsn, 255u);
+	st->va = rq.va;
+	st->rkey = rq.rkey;
+	st->dlen = rq.dlen;
+	st->op = rq.op;
+}
+
+static enum ser_verdict
+fresh_atomic(struct ser *s, struct rc_conn *c, struct ser_conn *sc,
+	     struct ser_stub *st, const struct req_class *rc, uint8_t *f,
+	     uint32_t *len, uint32_t cap, struct roce_pkt *p, uint64_t now)
+{
+	uint64_t orig = 0, wval = 0;
+	enum ser_decision dec;
+	bool may_rewrite, pending;
+
+	if (!c->paired && sc->untracked) {
+		/* its answers may never be seen: hold, do not busy (S7) */
+		if (!hold_words(s, rc, now)) {
+			st->kind = ST_EMPTY;
+			return drop(s);
+		}
+		stub_untracked(s, st, rc);
+		return SER_FORWARD;
+	}
+	if (sc->nodecide && roce_psn_diff(c->una, sc->nodecide_until) > 0)
+		sc->nodecide = 0;
+	may_rewrite = c->paired && sc->msn_known && !sc->nodecide;
+	dec = ser_word_decide(s, rc->word, owner_of(c), &rc->op, now, may_rewrite,
+			      &orig, &wval, &pending);
+	if (dec == SD_DROP) {
+		st->kind = ST_EMPTY;
+		return drop(s);
+	}
+	st->word = rc->word;
+	st->nwords = 1;
+	st->op = rc->op;
+	st->chg_seq = s->words[rc->word].chg_seq;
+	if (dec == SD_PASS_REAL) {
+		st->kind = ST_REAL;
+		if (now - s->epoch < s->prm.learn_holdoff_tsc)
+			st->flags |= SF_NOLEARN;
+		return SER_FORWARD;
+	}
+	st->kind = ST_REWRITTEN;
+	st->orig = orig;
+	if (dec == SD_ZERO) {
+		st->flags |= SF_ZERO_LEN;
+	} else {
+		st->wval = wval;
+		if (pending) {
+			st->flags |= SF_PENDING;
+			st->pend_gen = s->words[rc->word].pend_gen;
+		}
+	}
+	if (apply_rewrite(s, f, len, cap, p, st, false) != 0) {
+		/* cannot happen (the frame shrinks); stay safe */
+		ser_stub_orphan(s, st, now);
+		return drop(s);
+	}
+	return SER_FORWARD_REWRITTEN;
+}
+
+static enum ser_verdict
+fresh_word_write(struct ser *s, const struct rc_conn *c, const struct ser_conn *sc,
+		 struct ser_stub *st, const struct req_class *rc, uint8_t *f,
+		 struct roce_pkt *p, uint64_t now)
+{
+	bool pending;
+
+	if (!c->paired && sc->untracked) {
+		hold_words(s, rc, now);  /* write_gated() passed it */
+		stub_untracked(s, st, rc);
+	} else {
+		st->kind = ST_WRITE;
+		st->word = rc->word;
+		st->nwords = 1;
+		st->wval = rc->op.arg[0];
+		if (!ser_word_write(s, rc->word, owner_of(c), rc->op.arg[0], now,
+				    &pending)) {
+			st->flags |= SF_BUSY;
+		} else if (pending) {
+			st->flags |= SF_PENDING;
+			st->pend_gen = s->words[rc->word].pend_gen;
+		}
+	}
+	st->chg_seq = s->words[rc->word].chg_seq;
+	if (!s->prm.no_force_ackreq && !roce_get_ackreq(f, p)) {
+		set_ackreq(f, p);
+		roce_icrc_update(f, p);
+		st->flags |= SF_ACKREQ;
+		s->c.ackreq_set++;
+		return SER_FORWARD_REWRITTEN;
+	}
+	return SER_FORWARD;
+}
+
+/* A write the shadow cannot follow: words stay busy until the ACK
+ * covering its last packet. */
+static void
+fresh_span_write(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
+		 struct ser_stub *st, const struct req_class *rc,
+		 const struct roce_pkt *p, uint64_t now)
+{
+	const struct roce_opcode_info *oi = p->oi;
+
+	if (!c->paired && sc->untracked) {
+		/* held by time from its first packet; no open write */
+		if (roce_has(oi, ROCE_HDR_RETH)) {
+			hold_words(s, rc, now);
+			stub_untracked(s, st, rc);
+		}
+		return;
+	}
+	if (roce_has(oi, ROCE_HDR_RETH)) {
+		for (uint32_t i = 0; i < rc->nwords; i++) {
+			ser_word_busy_take(s, rc->word + i);
+			s->words[rc->word + i].flags |= WF_DIRTY;
+		}
+		s->c.write_unmodelled++;
+	}
+	if (oi->flags & ROCE_F_LAST) {
+		st->kind = ST_WRITE;
+		st->word = rc->word;
+		st->nwords = rc->nwords;
+		st->flags |= SF_BUSY;
+		st->chg_seq = s->words[rc->word].chg_seq;
+		sc->open_word = SER_NO_WORD;
+		sc->open_nwords = 0;
+	} else if (oi->flags & ROCE_F_FIRST) {
+		sc->open_word = rc->word;
+		sc->open_nwords = rc->nwords;
+	}
+}
+
+/* Message count, continuation stubs of a multi-PSN READ, the window. */
+static void
+fresh_account(struct ser *s, struct rc_conn *c, struct ser_conn *sc,
+	      struct ser_stub *st, const uint8_t *f, const struct roce_pkt *p,
+	      uint32_t npsn, uint64_t now)
+{
+	const struct roce_opcode_info *oi = p->oi;
+
+	if (oi->flags & (ROCE_F_LAST | ROCE_F_READ | ROCE_F_ATOMIC)) {
+		sc->msgs++;
+		st->flags |= SF_MSG_END;
+	}
+	st->msg_seq = sc->msgs;
+	st->flags |= SF_MSN_VALID;
+	for (uint32_t i = 1; i < npsn; i++) {
+		struct ser_stub *cs = ser_slot(s, sc, roce_psn_add(p->psn, i));
+
+		if (cs->kind != ST_EMPTY) {
+			if (roce_psn_diff(cs->psn, c->una) >= 0)
+				continue; /* live: leave it alone */
+			ser_stub_orphan(s, cs, now);
+		}
+		memset(cs, 0, sizeof(*cs));
+		cs->kind = ST_CONT;
+		cs->psn = roce_psn_add(p->psn, i);
+		cs->opcode = p->opcode;
+		cs->word = SER_NO_WORD;
+		cs->msg_seq = st->msg_seq;
+		cs->flags = SF_MSN_VALID;
+	}
+	c->next_psn = roce_psn_add(p->psn, npsn);
+	sc->last_was_read = 0;
+	if (oi->flags & ROCE_F_READ) {
+		/* its span for the smallest MTU (256): a later PSN up to
+		 * here may still be the next request */
+		uint32_t l = st->dlen;
+
+		sc->last_was_read = 1;
+		sc->read_psn = p->psn;
+		sc->read_maxend = roce_psn_add(p->psn, l ? (l + 255) / 256 + 1 : 2);
+	}
+	(void)f;
+}
+
+static enum ser_verdict
+req_fresh(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
+	  uint32_t *len, uint32_t cap, struct roce_pkt *p,
+	  const struct req_class *rc, uint64_t now)
+{
+	const struct roce_opcode_info *oi = p->oi;
+	struct ser_stub *st = ser_slot(s, sc, p->psn);
+	enum ser_verdict v = SER_FORWARD;
+	uint32_t npsn;
+
+	if (!rc->atomic && write_gated(s, rc, owner_of(c)))
+		return drop(s);
+	npsn = (oi->flags & ROCE_F_READ) ? roce_req_psns(f, p, s->prm.pmtu) : 1;
+	if (npsn == 0 || npsn > s->prm.ring_size)
+		npsn = 1;
+	if (st->kind != ST_EMPTY && roce_psn_diff(st->psn, c->una) >= 0) {
+		/* the ring holds nothing older that is still live */
+		s->c.stub_ring_full++;
+		if (rc->word != SER_NO_WORD)
+			return drop(s);
+		/* forwarded untracked; the message count stays right */
+		sc->msgs += (oi->flags & (ROCE_F_LAST | ROCE_F_READ | ROCE_F_ATOMIC)) != 0;
+		c->next_psn = roce_psn_add(p->psn, npsn);
+		return SER_FORWARD;
+	}
+	if (st->kind != ST_EMPTY)
+		ser_stub_orphan(s, st, now);
+	stub_init(st, f, p, npsn);
+	if (rc->atomic) {
+		v = fresh_atomic(s, c, sc, st, rc, f, len, cap, p, now);
+		if (v == SER_DROP)
+			return v;
+	} else if (rc->single_write) {
+		v = fresh_word_write(s, c, sc, st, rc, f, p, now);
+	} else if (rc->word != SER_NO_WORD) {
+		fresh_span_write(s, c, sc, st, rc, p, now);
+	}
+	fresh_account(s, c, sc, st, f, p, npsn, now);
+	return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* route */
+
+static enum ser_verdict
+req_route(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
+	  uint32_t *len, uint32_t cap, struct roce_pkt *p, uint64_t now)
+{
+	uint32_t psn = p->psn;
+	int32_t d = roce_psn_diff(psn, c->next_psn);
+	int32_t ring = (int32_t)s->prm.ring_size;
+	struct ser_stub *st = ser_stub_at(s, sc, psn);
+	struct req_class rc;
+
+	if (d < 0 && st != NULL) {
+		if (same_request(st, f, p) && !replay_is_new_life(s, c, st))
+			return req_replay(s, c, sc, st, f, len, cap, p, now);
+		if (!read_span_shrink(s, c, sc, st, psn))
+			sc = ser_conn_new_life(s, c, psn, now);
+		d = 0;
+	} else if (d < 0) {
+		classify(s, f, p, sc, &rc);
+		return d < -ring ? out_of_window(s, &rc) : req_behind(s, c, sc, f, p, &rc, now);
+	} else if (d > 0) {
+		if (sc->last_was_read && roce_psn_diff(psn, sc->read_maxend) < 0) {
+			read_span_grow(s, c, sc, psn);
+		} else if (d > ring) {
+			/* a jump no window explains: a new life of the QPN */
+			sc = ser_conn_new_life(s, c, psn, now);
+		} else {
+			/* a gap: the server will NAK it */
+			classify(s, f, p, sc, &rc);
+			return out_of_window(s, &rc);
+		}
+		d = 0;
+	}
+	classify(s, f, p, sc, &rc);
+	return req_fresh(s, c, sc, f, len, cap, p, &rc, now);
+}
+
+enum ser_verdict
+ser_on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
+	       struct roce_pkt *p, uint64_t now)
+{
+	const struct roce_opcode_info *oi = p->oi;
+	struct rc_conn *c;
+
+	if (ser_handle_cm(s, f, p, now))
+		return SER_FORWARD;
+	if (p->ip_version != 4 || (oi->flags & (ROCE_F_REQUEST | ROCE_F_RC)) !=
+	    (ROCE_F_REQUEST | ROCE_F_RC) || !ser_is_server(s, p->dst_ip4))
+		return SER_FORWARD;
+	s->c.req_seen++;
+	if (!s->epoch_set) {
+		s->epoch = now;
+		s->epoch_set = true;
+	}
+	/* check: nothing is learned from, or created by, a frame that is not
+	 * what its sender sent (I7, I8); the server drops it too */
+	if (!roce_icrc_verify(f, p)) {
+		s->c.bad_icrc_passed++;
+		return SER_FORWARD;
+	}
+	c = rc_find_req(s->rc, p->src_ip4, p->dst_ip4, p->qpn);
+	if (c == NULL)
+		c = rc_open(s->rc, p->src_ip4, p->dst_ip4, p->qpn, p->psn, now);
+	if (c == NULL)
+		return req_untracked(s, f, p, now);
+	rc_touch(c, now);
+	return req_route(s, c, ser_conn_state(s, c), f, len, cap, p, now);
+}

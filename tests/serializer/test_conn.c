@@ -1,0 +1,650 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_conn.c — the connection layer under atomic replacement: the nine
+ * scenarios of the lock-safety review, each a hand-ordered sequence over
+ * the closed loop of sim.c (client and responder models, scapy on every
+ * frame swordd emits), then the loop left to run to the end so that every
+ * downstream effect is checked by the models (I3 at the clients, I4 at the
+ * clients and at the memory, I5 shadow == memory, I6 same answer per PSN).
+ *
+ * Why it exists: each scenario broke lock safety in an earlier serializer
+ * whose word state machine was right but whose notion of a connection
+ * (identity, incarnation, age) was not.  Several QPs per client host, the
+ * same initial PSN on every QP (Sherman: 3185), reconnects reusing QPNs
+ * and PSNs are what real deployments do.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+
+#include "roce.h"
+#include "serializer.h"
+#include "sim.h"
+
+#define SHERMAN_PSN 3185
+#define MANUAL 0xffull   /* an op the workload callbacks ignore */
+
+static char errbuf[8192];
+
+#define ASSERT_CLEAN(s) do { \
+	uint32_t n_ = sim_client_errors((s), errbuf, sizeof(errbuf)); \
+	ck_assert_msg(n_ == 0, "%u errors:\n%s", n_, errbuf); \
+} while (0)
+
+#define ASSERT_VALID(s) \
+	ck_assert_msg(sim_validate(s) == 0, "validate_pcap.py rejected %s", (s)->pcap_out)
+
+static uint64_t
+lock_va(int i)
+{
+	return SIM_LOCKS + 8 * (uint64_t)i;
+}
+
+static const struct ser_counters *
+C(struct sim *s)
+{
+	return ser_counters(s->ser);
+}
+
+/* A sim with every QP at Sherman's PSN, the given client IPs, and the
+ * timing bounds a deployment sets (in sim time units: 10 per frame). */
+static void
+init(struct sim *s, int ncl, int ips, bool coalesce, const char *name)
+{
+	struct sim_opts o = { .ips = ips, .fixed_psn = true,
+			      .start_psn = SHERMAN_PSN };
+
+	ck_assert_int_eq(sim_init_ex(s, ncl, true, coalesce, name, &o), 0);
+	s->prm.pending_expire_tsc = 50000000;
+	s->prm.conn_idle_tsc = 100000000;
+	ck_assert_int_eq(sim_reconfigure(s), 0);
+}
+
+static void
+post(struct sim *s, int i, const struct rm_op *op)
+{
+	ck_assert(rm_client_post(&s->cl[i], op, &s->q[Q_C2S]));
+}
+
+static void
+post_cas(struct sim *s, int i, uint64_t va, uint64_t swap, uint64_t cmp)
+{
+	post(s, i, &(struct rm_op){ .type = RM_CAS, .va = va, .a = { swap, cmp },
+				    .user = MANUAL });
+}
+
+static void
+post_write(struct sim *s, int i, uint64_t va, uint64_t v)
+{
+	struct rm_op op = { .type = RM_WRITE, .va = va, .len = 8, .ackreq = true,
+			    .user = MANUAL };
+	uint64_t be = rte_cpu_to_be_64(v);
+
+	memcpy(op.data, &be, 8);
+	post(s, i, &op);
+}
+
+/* Pass every queue's frames on until nothing is left; then let the
+ * clients retransmit what is outstanding until all is done. */
+static void
+finish(struct sim *s)
+{
+	sim_flow(s, 100000);
+	ck_assert_msg(sim_run(s, 4000000, 400), "run did not finish: %u errors",
+		      sim_client_errors(s, errbuf, sizeof(errbuf)));
+	sim_check_shadow(s);
+	ASSERT_CLEAN(s);
+}
+
+static void
+post_read(struct sim *s, int i)
+{
+	post(s, i, &(struct rm_op){ .type = RM_READ, .va = SIM_DATA, .len = 8,
+				    .user = MANUAL });
+}
+
+/* Teach swordd lock word va so later ops on it are decided, not passed:
+ * a READ pairs client i's connection (its answer is the evidence), then a
+ * real CAS that changes nothing teaches the value.  Uses 2 PSNs. */
+static void
+learn(struct sim *s, int i, uint64_t va)
+{
+	post_read(s, i);
+	post_cas(s, i, va, 0, 0);
+	sim_flow(s, 1000);
+	ck_assert_int_eq(ser_word_get(s->ser, SIM_SERVER_IP, SIM_RKEY, va, NULL, NULL),
+			 SER_WORD_KNOWN);
+}
+
+/* ------------------------------------------------------------------ */
+
+START_TEST(t_s1_crossed_by_psn)
+{
+	/* Two QPs of one host, both starting at 3185 (clients 0 and 2 share
+	 * an IP; client 1 is a third host).  A1's READ 3185 is lost before
+	 * swordd; A2's READ 3185 passes; A1's CAS 3186 reaches the server,
+	 * which NAKs 3185 (sequence); A2's CAS 3186 is answered.  A PSN that
+	 * both QPs use must never pair A1's server QP with A2's QPN.  Then
+	 * everyone runs the Sherman lock to the end. */
+	struct sim s;
+	const int A1 = 0, A2 = 2, B = 1;
+	uint32_t n;
+
+	init(&s, 3, 2, false, "conn-s1");
+	sim_sherman_setup(&s, 6);
+	/* the word is known (a previous client taught it) */
+	learn(&s, B, lock_va(0));
+	/* 3185 on both QPs: A1's is lost */
+	post(&s, A1, &(struct rm_op){ .type = RM_READ, .va = SIM_DATA, .len = 8,
+				      .user = MANUAL });
+	ck_assert(sim_drop(&s, Q_C2S, 0));
+	post(&s, A2, &(struct rm_op){ .type = RM_READ, .va = SIM_DATA, .len = 8,
+				      .user = MANUAL });
+	ck_assert(sim_deliver(&s, Q_C2S, 0));   /* swordd */
+	ck_assert(sim_deliver(&s, Q_S2M, 0));   /* server: READ resp 3185 held */
+	/* 3186: A1's CAS acquire */
+	sim_sherman_acquire(&s, A1, lock_va(0));
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert(sim_deliver(&s, Q_S2M, 0));   /* server QP of A1: NAK-seq 3185 */
+	n = s.q[Q_M2S].n;
+	ck_assert_uint_eq(n, 2);
+	ck_assert(sim_deliver(&s, Q_M2S, 1));   /* the NAK first */
+	ck_assert(sim_deliver(&s, Q_M2S, 0));   /* then A2's READ response */
+	/* A2's CAS 3186 */
+	sim_sherman_acquire(&s, A2, lock_va(0));
+	sim_sherman_acquire(&s, B, lock_va(0));
+	finish(&s);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(s.acquired[i], i == B ? 6 : 6);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(0)), 0);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(t_s1_same_psn_many_qps)
+{
+	/* Sherman's deployment: 3 hosts x 2 QPs, every QP at PSN 3185,
+	 * contending on one lock with loss, duplication and reordering. */
+	struct sim s;
+
+	init(&s, 6, 3, _i & 1, "conn-s1-many");
+	s.rng = 7 + (uint64_t)_i;
+	s.loss_ppm = 10000;
+	s.dup_ppm = 10000;
+	s.reorder = 3;
+	sim_sherman_setup(&s, 8);
+	for (int i = 0; i < 6; i++)
+		sim_sherman_acquire(&s, i, lock_va(0));
+	ck_assert(sim_run(&s, 8000000, 4000));
+	sim_check_shadow(&s);
+	ASSERT_CLEAN(&s);
+	for (int i = 0; i < 6; i++)
+		ck_assert_int_eq(s.acquired[i], 8);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(t_s2_reconnect_same_qpn_psn)
+{
+	/* Client 0 takes and releases the lock through swordd (its CAS at
+	 * 3185 is rewritten); client 1 then holds it.  Client 0 re-creates
+	 * its QP with the same QPN and initial PSN and sends the same CAS at
+	 * 3185: a new incarnation, not a retransmission — it must not be
+	 * granted the lock client 1 holds. */
+	struct sim s;
+
+	init(&s, 2, 0, false, "conn-s2");
+	sim_sherman_setup(&s, 1);
+	post_read(&s, 1);                         /* pairs client 1 */
+	sim_sherman_acquire(&s, 1, lock_va(0));   /* teaches the word (real) */
+	sim_flow(&s, 10000);
+	ck_assert_int_eq(s.acquired[1], 1);
+	/* client 0: a READ at 3185 pairs its connection, the CAS at 3186
+	 * is rewritten */
+	post(&s, 0, &(struct rm_op){ .type = RM_READ, .va = SIM_DATA, .len = 8,
+				     .user = MANUAL });
+	sim_sherman_acquire(&s, 0, lock_va(0));
+	sim_flow(&s, 10000);
+	ck_assert_int_eq(s.acquired[0], 1);
+	ck_assert_uint_ge(C(&s)->granted, 1);
+	/* client 1 holds the lock */
+	post_cas(&s, 1, lock_va(0), 2, 0);
+	sim_flow(&s, 10000);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(0)), 2);
+	s.holder[0] = 1;
+	/* client 0 restarts: same QPN, PSN 3185, same READ, same CAS */
+	sim_reconnect(&s, 0);
+	s.target = 2;
+	post(&s, 0, &(struct rm_op){ .type = RM_READ, .va = SIM_DATA, .len = 8,
+				     .user = MANUAL });
+	sim_sherman_acquire(&s, 0, lock_va(0));
+	sim_flow(&s, 2000);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(0)), 2);
+	/* client 1 releases; client 0 gets it */
+	s.holder[0] = -1;
+	post_write(&s, 1, lock_va(0), 0);
+	finish(&s);
+	ck_assert_int_eq(s.acquired[0], 2);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(0)), 0);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(t_s2_reconnect_loop)
+{
+	/* Reconnects with the same QPN and PSN every few acquisitions, two
+	 * QPs per host, contending. */
+	struct sim s;
+
+	init(&s, 4, 2, false, "conn-s2-loop");
+	s.rng = 11 + (uint64_t)_i;
+	sim_sherman_setup(&s, 3);
+	for (int round = 0; round < 4; round++) {
+		s.target += round ? 3 : 0;
+		for (int i = 0; i < 4; i++)
+			sim_sherman_acquire(&s, i, lock_va(0));
+		ck_assert(sim_run(&s, 4000000, 400));
+		ASSERT_CLEAN(&s);
+		for (int i = 0; i < 4; i++)
+			sim_reconnect(&s, i);
+	}
+	sim_check_shadow(&s);
+	ASSERT_CLEAN(&s);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(s.acquired[i], 12);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(t_s3_pipelined_faa_outlives_expiry)
+{
+	/* One connection pipelines FAAs on one word for longer than
+	 * pending_expire: each write is ACKed well within the bound, so none
+	 * may be abandoned.  5 FAAs from 0 leave 5 and tickets 0..4. */
+	struct sim s;
+	uint64_t got[5];
+
+	init(&s, 1, 0, false, "conn-s3");
+	s.prm.pending_expire_tsc = 100;
+	ck_assert_int_eq(sim_reconfigure(&s), 0);
+	learn(&s, 0, lock_va(1));
+	for (int k = 0; k < 5; k++) {
+		post(&s, 0, &(struct rm_op){ .type = RM_FAA, .va = lock_va(1),
+					     .a = { 1 }, .user = MANUAL });
+		ck_assert(sim_deliver(&s, Q_C2S, 0));
+		ck_assert(sim_deliver(&s, Q_S2M, 0));
+		s.now += 60;
+		if (k > 0) {        /* the previous FAA's ACK arrives now */
+			ck_assert(sim_deliver(&s, Q_M2S, 0));
+			ck_assert(sim_deliver(&s, Q_S2C, 0));
+		}
+	}
+	finish(&s);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(1)), 5);
+	for (int k = 0; k < 5; k++)
+		got[k] = s.cl[0].ops[(SHERMAN_PSN + 2 + k) % RM_WIN].result;
+	for (int k = 0; k < 5; k++)
+		ck_assert_uint_eq(got[k], (uint64_t)k);
+	ck_assert_uint_eq(C(&s)->pending_expired, 0);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(t_s4_foreign_write_vs_blind_write)
+{
+	/* A's FAA on a known word is forwarded as a blind WRITE(6); B's
+	 * plain WRITE(100) to the word must not overtake it at the server:
+	 * a real FAA leaves 100 or 101, never 6. */
+	struct sim s;
+	uint64_t m;
+
+	init(&s, 2, 0, false, "conn-s4");
+	learn(&s, 0, lock_va(2));
+	post_write(&s, 0, lock_va(2), 5);
+	sim_flow(&s, 1000);
+	post(&s, 0, &(struct rm_op){ .type = RM_FAA, .va = lock_va(2), .a = { 1 },
+				     .user = MANUAL });
+	ck_assert(sim_deliver(&s, Q_C2S, 0));          /* A's WRITE(6) held */
+	post_write(&s, 1, lock_va(2), 100);
+	ck_assert(sim_deliver(&s, Q_C2S, 0));          /* B's write */
+	/* B's write (if swordd let it pass) reaches memory first */
+	if (s.q[Q_S2M].n == 2)
+		ck_assert(sim_deliver(&s, Q_S2M, 1));
+	finish(&s);
+	m = rm_mem_get(&s.srv, lock_va(2));
+	ck_assert_msg(m == 100 || m == 101, "memory %llu: A's blind write erased B's",
+		      (unsigned long long)m);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(t_s5_read_span_overestimated)
+{
+	/* pmtu below the path MTU: a READ is taken for more PSNs than it
+	 * uses.  The request after it touches a lock word; it must be
+	 * accepted (the span is repaired), not dropped on every
+	 * retransmission until the client's QP dies. */
+	struct sim s;
+
+	init(&s, 2, 0, false, "conn-s5");
+	s.prm.pmtu = 4;   /* every 8-byte READ looks like 2 PSNs */
+	ck_assert_int_eq(sim_reconfigure(&s), 0);
+	learn(&s, 1, lock_va(3));
+	post(&s, 0, &(struct rm_op){ .type = RM_READ, .va = SIM_DATA, .len = 8,
+				     .user = MANUAL });
+	post_cas(&s, 0, lock_va(3), 9, 0);
+	sim_flow(&s, 1000);
+	finish(&s);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(3)), 9);
+	ck_assert_uint_ge(C(&s)->read_span_fixed, 1);
+	ck_assert_uint_eq(s.timeouts, 0);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+static bool
+drop_to_client0(struct sim *s, int q, const struct rm_frame *f)
+{
+	uint8_t buf[RM_FRAME_MAX];
+	struct roce_pkt p;
+
+	if (q != Q_S2C || *(int *)s->filter_ctx <= 0)
+		return false;
+	memcpy(buf, f->buf, f->len);
+	if (roce_parse(buf, f->len, &p) != ROCE_OK || p.qpn != SIM_CL_QPN(0))
+		return false;
+	return true;
+}
+
+START_TEST(t_s6_go_back_n_beyond_ring)
+{
+	/* Every response to client 0 is lost after swordd while 24 requests
+	 * are outstanding (ring of 16 stubs), the last a rewritten CAS.  Its
+	 * go-back-N starts 24 PSNs back: the connection must not be reset —
+	 * the CAS is answered as the same ATOMIC ACK, never a plain ACK, and
+	 * never reaches the server as a real atomic. */
+	struct sim s;
+	int dropping = 1;
+
+	init(&s, 1, 0, false, "conn-s6");
+	s.prm.ring_size = 16;
+	ck_assert_int_eq(sim_reconfigure(&s), 0);
+	learn(&s, 0, lock_va(4));
+	s.filter = drop_to_client0;
+	s.filter_ctx = &dropping;
+	for (int k = 0; k < 23; k++) {
+		post_write(&s, 0, SIM_DATA + 8 * (uint64_t)(k % 8), (uint64_t)k);
+		sim_flow(&s, 100);
+	}
+	post_cas(&s, 0, lock_va(4), 7, 0);
+	sim_flow(&s, 100);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(4)), 7);
+	dropping = 0;
+	finish(&s);
+	ck_assert_uint_eq(C(&s)->conn_reincarnated, 0);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(4)), 7);
+	ck_assert_uint_eq(s.cl[0].ops[(SHERMAN_PSN + 25) % RM_WIN].result, 0);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+/* Build a request from client i with arbitrary PSN (ICRC good or not). */
+static uint32_t
+frame_for(struct sim *s, int i, uint8_t *buf, uint8_t opcode, uint32_t psn,
+	  uint64_t va, uint64_t a0, uint64_t a1, bool bad_icrc)
+{
+	uint8_t ext[28];
+	uint32_t n;
+	uint64_t be;
+
+	be = rte_cpu_to_be_64(va);
+	memcpy(ext, &be, 8);
+	*(uint32_t *)(ext + 8) = rte_cpu_to_be_32(SIM_RKEY);
+	be = rte_cpu_to_be_64(a0);
+	memcpy(ext + 12, &be, 8);
+	be = rte_cpu_to_be_64(a1);
+	memcpy(ext + 20, &be, 8);
+	n = rm_build(buf, &s->cl[i].to_server, opcode, psn, true, ext, 28, NULL, 0);
+	if (bad_icrc)
+		buf[n - 1] ^= 0x5a;
+	return n;
+}
+
+START_TEST(t_s7_bad_icrc_creates_nothing)
+{
+	/* a request with a bad ICRC (and a spoofed QP) takes no slot */
+	struct sim s;
+	uint8_t f[RM_FRAME_MAX];
+	uint32_t len;
+	struct roce_pkt p;
+
+	init(&s, 1, 0, false, NULL);
+	for (uint32_t k = 0; k < 200; k++) {
+		s.cl[0].to_server.dest_qpn = 0x4000 + k;
+		len = frame_for(&s, 0, f, ROCE_RC_COMPARE_SWAP, 77 + k, lock_va(5), 1, 0, true);
+		ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+		ck_assert_int_eq(ser_on_request(s.ser, f, &len, sizeof(f), &p, s.now),
+				 SER_FORWARD);
+	}
+	ck_assert_uint_eq(ser_conn_count(s.ser), 0);
+	ck_assert_uint_ge(C(&s)->bad_icrc_passed, 200);
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(t_s7_table_churn_recovers)
+{
+	/* QP churn fills a table of 4 connections; idle ones age out and the
+	 * next QPs' words are decided again (nothing given up for good). */
+	struct sim s;
+	struct rm_addr up;
+
+	init(&s, 2, 0, false, "conn-s7");
+	s.prm.max_conns = 4;
+	s.prm.conn_idle_tsc = 1000;
+	ck_assert_int_eq(sim_reconfigure(&s), 0);
+	for (int round = 0; round < 6; round++) {
+		/* a new QP number for client 0 each round (its server end too) */
+		s.cl[0].to_server.dest_qpn = SIM_SRV_QPN(0) + 0x1000u * (uint32_t)(round + 1);
+		for (uint32_t k = 0; k < s.srv.n_qps; k++)
+			if (s.srv.qps[k].to_client.dest_qpn == SIM_CL_QPN(0)) {
+				s.srv.qps[k].qpn = s.cl[0].to_server.dest_qpn;
+				rm_responder_reset_qp(&s.srv.qps[k], SHERMAN_PSN);
+			}
+		up = s.cl[0].to_server;
+		rm_client_init(&s.cl[0], 0, &up, SIM_CL_QPN(0), SIM_RKEY, SHERMAN_PSN);
+		s.cl[0].ctx = &s;
+		post_read(&s, 0);                    /* pairs the new QP */
+		post_cas(&s, 0, lock_va(6), 0, 0);   /* learns or confirms 0 */
+		post_cas(&s, 0, lock_va(6), 1, 0);
+		post_cas(&s, 0, lock_va(6), 0, 1);
+		sim_flow(&s, 1000);
+		s.now += 5000;                       /* everything idle */
+	}
+	ck_assert_uint_le(ser_conn_count(s.ser), 4);
+	ck_assert_msg(C(&s)->conn_evicted > 0, "created %llu evicted %llu full %llu",
+		      (unsigned long long)C(&s)->conn_created,
+		      (unsigned long long)C(&s)->conn_evicted,
+		      (unsigned long long)C(&s)->table_full);
+	ck_assert_uint_gt(C(&s)->granted, 0);
+	if (getenv("SER_VERBOSE"))
+		fprintf(stderr, "granted %llu failed %llu real %llu relearn %llu learned %llu "
+			"paired %llu reinc %llu\n",
+			(unsigned long long)C(&s)->granted, (unsigned long long)C(&s)->failed_local,
+			(unsigned long long)C(&s)->passed_real_atomic,
+			(unsigned long long)C(&s)->relearn, (unsigned long long)C(&s)->learned,
+			(unsigned long long)C(&s)->paired, (unsigned long long)C(&s)->conn_reincarnated);
+	/* the last round's CASes were decided here */
+	ck_assert_int_eq(ser_word_get(s.ser, SIM_SERVER_IP, SIM_RKEY, lock_va(6), NULL,
+				      NULL), SER_WORD_KNOWN);
+	sim_check_shadow(&s);
+	ASSERT_CLEAN(&s);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(t_s7_huge_write_over_words)
+{
+	/* a WRITE covering more than 65,535 lock words: every one is busy */
+	struct ser_region r = { .server_ip4 = SIM_SERVER_IP, .rkey = SIM_RKEY,
+				.base = 0x100000, .len = 8 * 70000 };
+	struct ser_params prm = { .regions = &r, .n_regions = 1, .max_conns = 4,
+				  .ring_size = 16 };
+	struct ser *ser = ser_create(&prm);
+	struct rm_addr a = { .src_ip = SIM_CLIENT_IP(0), .dst_ip = SIM_SERVER_IP,
+			     .dest_qpn = 0x100 };
+	uint8_t f[RM_FRAME_MAX], reth[16];
+	uint32_t len, inflight = 0;
+	struct roce_pkt p;
+	uint64_t be = rte_cpu_to_be_64(r.base);
+
+	struct rm_addr down = { .src_ip = SIM_SERVER_IP, .dst_ip = SIM_CLIENT_IP(0),
+				.dest_qpn = 0x200 };
+	uint8_t aeth[4] = { 0, 0, 0, 1 };
+	struct ser_emit emit[4];
+	uint32_t n_emit;
+
+	ck_assert_ptr_nonnull(ser);
+	memcpy(reth, &be, 8);
+	*(uint32_t *)(reth + 8) = rte_cpu_to_be_32(SIM_RKEY);
+	/* a READ and its answer pair the connection */
+	*(uint32_t *)(reth + 12) = rte_cpu_to_be_32(8);
+	len = rm_build(f, &a, ROCE_RC_READ_REQUEST, 9, true, reth, 16, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ser_on_request(ser, f, &len, sizeof(f), &p, 1);
+	len = rm_build(f, &down, ROCE_RC_READ_RESPONSE_ONLY, 9, false, aeth, 4,
+		       (const uint8_t *)"01234567", 8);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ser_on_response(ser, f, &len, sizeof(f), &p, 1, emit, 4, &n_emit);
+	ck_assert_uint_eq(ser_counters(ser)->paired, 1);
+	*(uint32_t *)(reth + 12) = rte_cpu_to_be_32(8 * 70000);
+	len = rm_build(f, &a, ROCE_RC_WRITE_FIRST, 10, false, reth, 16,
+		       (const uint8_t *)"01234567", 8);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ser_on_request(ser, f, &len, sizeof(f), &p, 1);
+	ser_word_get(ser, SIM_SERVER_IP, SIM_RKEY, r.base + 8 * 69999, NULL, &inflight);
+	ck_assert_uint_eq(inflight, 1);
+	ser_destroy(ser);
+}
+END_TEST
+
+START_TEST(t_s8_response_ahead_of_window)
+{
+	/* Client 0 releases with WRITE(0), not yet ACKed.  One response to
+	 * client 0 with a PSN beyond anything it sent must acknowledge
+	 * nothing: client 1's CAS stays refused until the real ACK. */
+	struct sim s;
+	uint8_t f[RM_FRAME_MAX];
+	uint32_t len, n_emit;
+	struct roce_pkt p;
+	struct ser_emit emit[8];
+	struct rm_addr down = { .src_ip = SIM_SERVER_IP, .dst_ip = SIM_CLIENT_IP(0),
+				.dest_qpn = SIM_CL_QPN(0) };
+	uint8_t aeth[4] = { 0, 0, 0, 50 };
+
+	init(&s, 2, 0, false, "conn-s8");
+	sim_sherman_setup(&s, 1);
+	learn(&s, 1, lock_va(7));
+	post_read(&s, 0);                           /* pairs client 0 */
+	post_cas(&s, 0, lock_va(7), 1, 0);          /* client 0 takes it */
+	sim_flow(&s, 1000);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(7)), 1);
+	post_write(&s, 0, lock_va(7), 0);           /* release, held */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	/* the spoofed (well-formed) ACK, 1000 PSNs ahead */
+	len = rm_build(f, &down, ROCE_RC_ACKNOWLEDGE,
+		       (SHERMAN_PSN + 1000) & ROCE_PSN_MASK, false, aeth, 4, NULL, 0);
+	ck_assert_uint_eq(C(&s)->granted, 1);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ser_on_response(s.ser, f, &len, sizeof(f), &p, s.now, emit, 8, &n_emit);
+	/* client 1's CAS(2, 0): must not be granted before the release lands */
+	post_cas(&s, 1, lock_va(7), 2, 0);
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	if (s.q[Q_S2M].n == 2)                      /* it passed: runs first */
+		ck_assert(sim_deliver(&s, Q_S2M, 1));
+	finish(&s);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(7)) == 2 ||
+			  rm_mem_get(&s.srv, lock_va(7)) == 0, 1);
+	/* client 1's answer agrees with memory */
+	ck_assert(s.cl[1].ops[(SHERMAN_PSN + 2) % RM_WIN].result != 0 ||
+		  rm_mem_get(&s.srv, lock_va(7)) == 2);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(t_s9_replay_other_content)
+{
+	/* A "retransmission" of a rewritten CAS's PSN with another address
+	 * (outside every lock region) is not a retransmission: it must not
+	 * be turned into the recorded WRITE. */
+	struct sim s;
+	uint8_t f[RM_FRAME_MAX];
+	uint32_t len;
+	struct roce_pkt p;
+	enum ser_verdict v;
+
+	init(&s, 1, 0, false, NULL);
+	learn(&s, 0, lock_va(8));
+	post_cas(&s, 0, lock_va(8), 1, 0);          /* rewritten at 3187 */
+	sim_flow(&s, 1000);
+	ck_assert_uint_ge(C(&s)->granted, 1);
+	len = frame_for(&s, 0, f, ROCE_RC_COMPARE_SWAP, SHERMAN_PSN + 2, SIM_DATA,
+			1, 0, false);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	v = ser_on_request(s.ser, f, &len, sizeof(f), &p, s.now);
+	ck_assert_int_ne(v, SER_FORWARD_REWRITTEN);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_uint_eq(p.opcode, ROCE_RC_COMPARE_SWAP);
+	sim_free(&s);
+}
+END_TEST
+
+static Suite *
+conn_suite(void)
+{
+	Suite *su = suite_create("conn");
+	TCase *tc = tcase_create("scenarios");
+
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, t_s1_crossed_by_psn);
+	tcase_add_loop_test(tc, t_s1_same_psn_many_qps, 0, 4);
+	tcase_add_test(tc, t_s2_reconnect_same_qpn_psn);
+	tcase_add_loop_test(tc, t_s2_reconnect_loop, 0, 2);
+	tcase_add_test(tc, t_s3_pipelined_faa_outlives_expiry);
+	tcase_add_test(tc, t_s4_foreign_write_vs_blind_write);
+	tcase_add_test(tc, t_s5_read_span_overestimated);
+	tcase_add_test(tc, t_s6_go_back_n_beyond_ring);
+	tcase_add_test(tc, t_s7_bad_icrc_creates_nothing);
+	tcase_add_test(tc, t_s7_table_churn_recovers);
+	tcase_add_test(tc, t_s7_huge_write_over_words);
+	tcase_add_test(tc, t_s8_response_ahead_of_window);
+	tcase_add_test(tc, t_s9_replay_other_content);
+	suite_add_tcase(su, tc);
+	return su;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(conn_suite());
+	int failed;
+
+	roce_crc_init();
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
