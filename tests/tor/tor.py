@@ -320,7 +320,7 @@ class Rack:
 
 def run_workload(rack, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None,
                  locks=4, servers=None, rto_us=10000, max_retries=600, retry_storm=None,
-                 client_timeout=300, during=None):
+                 client_timeout=300, during=None, progress=0):
     """roce-peer servers and `clients` clients per server (all in the client
     netns, distinct client ids so no two share a QPN); `during()` runs while
     the clients run.  Returns {server index: (server json, [client json],
@@ -353,7 +353,7 @@ def run_workload(rack, workload="sherman-lock", clients=2, qps=2, ops=None, dura
                    "--server-ip", s.ip, "--server-mac", s.mac, "--client-id", str(cid),
                    "--qps", str(qps), "--workload", workload, "--locks", str(locks),
                    "--rto-us", str(rto_us), "--max-retries", str(max_retries),
-                   "--json", cj, "--progress", "0"]
+                   "--json", cj, "--progress", str(progress)]
             if ops:
                 cmd += ["--ops", str(ops)]
             if duration:
@@ -362,6 +362,7 @@ def run_workload(rack, workload="sherman-lock", clients=2, qps=2, ops=None, dura
                 cmd += ["--retry-storm", str(retry_storm)]
             cls.append((s, e2e.Proc(t.in_ns(rack.client.ns, cmd), d, "client%d" % cid), cj))
             cid += 1
+    rack.clients_started = time.monotonic()
     if during:
         during()
     rcs = [p.wait(client_timeout) for _, p, _ in cls]
@@ -382,6 +383,7 @@ def run_workload(rack, workload="sherman-lock", clients=2, qps=2, ops=None, dura
             c = json.load(f)
         if rc != 0:
             p.dump()
+        c["_log"] = p.output()
         out[s.index][1].append(c)
         out[s.index][2].append(rc)
     return out
