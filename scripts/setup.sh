@@ -38,6 +38,9 @@ packages=(
 	check libsubunit-dev libpcap-dev openvswitch-common
 	# the tor suite runs its own ovsdb-server/ovs-vswitchd (userspace datapath)
 	openvswitch-switch
+	# AF_XDP: the XDP steering program (clang -target bpf, libbpf) and the
+	# PMD (part of dpdk); bpftool and libxdp-dev to inspect and extend it
+	clang libbpf-dev libxdp-dev bpftool librte-net-af-xdp23
 	python3 python3-scapy tshark tcpdump
 	iproute2 iputils-ping ethtool procps valgrind
 	# the Soft-RoCE rig (tests/rig): guests built from these
