@@ -40,10 +40,16 @@ def check_workload(res):
         e2e.check_run(sjs, cjs, rcs, "sherman-lock", LOCKS)
 
 
-def check_instance_saw_only_its_servers(rack, res, stats):
-    """Each instance's RoCE frames are exactly those of the endpoints of the
-    servers it owns (every frame they sent, nothing of the others)."""
+def check_instance_saw_only_its_servers(rack, res, stats, flows):
+    """Each instance's RoCE frames are exactly those the switch redirected
+    to it, and those are the frames of the endpoints of the servers it owns
+    (every frame they sent, nothing of the others).  OVS-DPDK loses frames
+    on its kernel (veth) ports when its PMD thread and swordd hold both
+    cores of this machine: there only the first equality holds (the RC
+    endpoints retransmit)."""
     for inst, st in zip(rack.instances, stats):
+        outs = ["output:%d" % p for p in inst.ofports]
+        redirected = sum(f[2] for f in flows if f[0] == 100 and f[3] in outs)
         want = 0
         for s in inst.servers:
             sjs, cjs, _ = res[s.index]
@@ -52,8 +58,11 @@ def check_instance_saw_only_its_servers(rack, res, stats):
         t.log("swordd %d (servers %s): RoCE frames %d, managed_rx %d, rewritten %d; "
               "its endpoints sent %d" % (inst.k, [s.ip for s in inst.servers], got,
                                          st.get("managed_rx", 0), st.get("rewritten", 0), want))
-        t.check_eq(got, want, "swordd %d RoCE frames vs frames sent by its servers' "
-                   "endpoints" % inst.k)
+        t.check_eq(got, redirected, "swordd %d RoCE frames vs frames the switch "
+                   "redirected to it" % inst.k)
+        if not rack.ovs_dpdk:
+            t.check_eq(got, want, "swordd %d RoCE frames vs frames sent by its servers' "
+                       "endpoints" % inst.k)
         t.check(st.get("managed_rx", 0) > 0, "swordd %d managed nothing" % inst.k)
         t.check(st.get("rewritten", 0) > 0, "swordd %d rewrote nothing (acceleration on)"
                 % inst.k)
@@ -167,6 +176,8 @@ def body():
     ap.add_argument("--mode", default="two-port")
     ap.add_argument("--scale-out", action="store_true")
     ap.add_argument("--ops", type=int, default=120)
+    ap.add_argument("--ovs-dpdk", action="store_true",
+                    help="OVS-DPDK (openvswitch-switch-dpdk), swordd on memif")
     ap.add_argument("--failover", action="store_true")
     ap.add_argument("--passthrough", action="store_true",
                     help="fail-over with acceleration off")
@@ -176,14 +187,16 @@ def body():
     if a.failover:
         return failover(a)
 
-    rack = tor.Rack(accel=True, **shape(a))
+    if a.ovs_dpdk:
+        tor.require_ovs_dpdk()
+    rack = tor.Rack(accel=True, ovs_dpdk=a.ovs_dpdk, **shape(a))
     res = tor.run_workload(rack, ops=a.ops, locks=LOCKS)
     check_workload(res)
     tor.check_non_roce_once(rack)
-    tor.check_redirect_counters(rack)
+    flows = tor.check_redirect_counters(rack)
     tor.check_no_mac_on_sword(rack)
     stats = rack.stop_instances()
-    check_instance_saw_only_its_servers(rack, res, stats)
+    check_instance_saw_only_its_servers(rack, res, stats, flows)
 
 
 if __name__ == "__main__":
