@@ -97,12 +97,14 @@ class Ovs:
             vswitchd = OVS_DPDK
             # EAL of OVS itself: no PCI, its own file prefix, and a limit,
             # or it takes every free hugepage of the machine; its PMD
-            # thread busy-polls one core
+            # thread busy-polls CPU 0, where swordd's main lcore mostly
+            # sleeps (swordd's worker busy-polls CPU 1: two pollers on one
+            # CPU take turns by scheduler time slices, and frames wait)
             self.vsctl("--no-wait", "set", "Open_vSwitch", ".",
                        "other_config:dpdk-init=true",
                        "other_config:dpdk-socket-mem=%d" % OVS_DPDK_MEM_MB,
                        "other_config:dpdk-socket-limit=%d" % OVS_DPDK_MEM_MB,
-                       "other_config:pmd-cpu-mask=0x2",
+                       "other_config:pmd-cpu-mask=0x1",
                        'other_config:dpdk-extra="--no-pci --file-prefix=ovs%s"' % t.tag())
             t.on_cleanup(shutil.rmtree, "/var/run/dpdk/ovs%s" % t.tag(), ignore_errors=True)
         self._run([vswitchd, self.db, "--pidfile=%s/ovs-vswitchd.pid" % self.d,
