@@ -6,8 +6,9 @@ servers in netns, swordd instances on their own ports, flows only from
 sword-openflow.
 
   test_tor.py --mode one-port|two-port     one instance, one server
+  test_tor.py --ovs-dpdk --mode ...       the same on OVS-DPDK, swordd on memif
   test_tor.py --scale-out                  2 instances, each owning 1 of 2 servers
-  test_tor.py --failover                   fast-failover groups, an instance
+  test_tor.py --failover [--passthrough]   fast-failover groups, the instance
                                            stopped mid-load
 
 Checks (all shapes): the lock workload with acceleration passes (0
