@@ -82,11 +82,11 @@ def check_no_corruption(sjs, cjs):
     """What a fail-over must never do, whatever the clients saw: a client
     finding a lock's record held or its counter going back (violations), or
     memory disagreeing with the critical sections the clients completed.
-    QP errors are allowed (and reported): a CAS that swordd had rewritten
-    into a WRITE before it stopped was executed by the server as that WRITE,
-    its ATOMIC ACK was lost with swordd, and the retransmitted CAS is a
-    duplicate of an operation the server never saw as atomic, so it is not
-    answered and the QP runs out of retries."""
+    QP errors are allowed (and reported): the QPs lost in these runs died
+    on a CAS in flight at the stop that was never answered, as expected of
+    a CAS swordd had rewritten into a WRITE (executed by the server as that
+    WRITE, its ATOMIC ACK lost with swordd, the retransmitted CAS a
+    duplicate PSN the server never saw as an atomic)."""
     for c in cjs:
         t.check_eq(c["violations"], 0, "client %d violations (%r)"
                    % (c["client_id"], c["violation_msgs"]))
