@@ -11,9 +11,10 @@ host whose NICs carry both swordd's RoCE and the host's own traffic.
 
 Checks: the lock workload with acceleration passes through swordd (0
 violations, memory equals the clients' critical sections; swordd's RoCE
-frames are exactly the endpoints'); ping and a TCP connection from C to
-the host's own address are answered by H's kernel, and none of those frames
-reached swordd (its ports received only RoCE).  A path MTU above 2048 is
+frames are exactly the endpoints'); ping, a TCP connection and a UDP
+datagram to port 4791 from C to the host's own address (not a managed
+server) reach H's kernel, and none of those frames reached swordd (its
+ports received only the managed RoCE).  A path MTU above 2048 is
 refused at start-up with a message naming the limit.
 Needs root, clang/libbpf (the program) and the net_af_xdp PMD; exits 77
 (a failure for scripts/test.sh) without them.
@@ -134,7 +135,23 @@ def body():
                             % (HOST_IP, TCP_PORT)]))
     t.check_eq(r.stdout.strip(), "hello", "TCP echo from the host's kernel")
     listener.wait(30)
-    t.log("host's own address: ping answered, TCP echo answered by its kernel")
+    # UDP to port 4791 of an address that is not a managed server (the
+    # host's own): the kernel's, not swordd's
+    udp = e2e.Proc(t.in_ns(ns_h, [
+        "/usr/bin/python3", "-c",
+        "import socket\nu=socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "u.bind(('%s', 4791)); print('ready', flush=True)\n"
+        "print('got', u.recvfrom(64)[0].decode(), flush=True)\n" % HOST_IP]), d, "udp-listener")
+    t.wait_for(lambda: "ready" in udp.output() or udp.p.poll() is not None, 30,
+               "UDP listener on the host")
+    t.sh(t.in_ns(ns_c, ["/usr/bin/python3", "-c",
+                        "import socket\nsocket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+                        ".sendto(b'not-managed', ('%s', 4791))\n" % HOST_IP]))
+    t.check_eq(udp.wait(30), 0, "UDP listener exit code")
+    t.check("got not-managed" in udp.output(), "UDP 4791 to an unmanaged address did not "
+            "reach the host's kernel: %r" % udp.output())
+    t.log("host's own address: ping answered, TCP echo answered, UDP 4791 received by "
+          "its kernel")
 
     # RoCE through swordd
     rack = type("Rack", (), {})()
