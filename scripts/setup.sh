@@ -36,6 +36,13 @@ packages=(
 	build-essential pkg-config meson ninja-build
 	dpdk dpdk-dev libdpdk-dev
 	check libsubunit-dev libpcap-dev openvswitch-common
+	# the tor suite runs its own ovsdb-server/ovs-vswitchd (userspace datapath,
+	# and the DPDK build, which stays an alternative: ovs-vswitchd remains
+	# the plain one)
+	openvswitch-switch openvswitch-switch-dpdk
+	# AF_XDP: the XDP steering program (clang -target bpf, libbpf) and the
+	# PMD (part of dpdk); bpftool and libxdp-dev to inspect and extend it
+	clang libbpf-dev libxdp-dev bpftool librte-net-af-xdp23
 	python3 python3-scapy tshark tcpdump
 	iproute2 iputils-ping ethtool procps valgrind
 	# the Soft-RoCE rig (tests/rig): guests built from these

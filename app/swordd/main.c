@@ -25,6 +25,7 @@
 #include <rte_mbuf.h>
 
 #include "clover_fn.h"
+#include "port_mbuf.h"
 #include "ser_fn.h"
 #include "roce.h"
 #include "sword_config.h"
@@ -37,7 +38,6 @@ RTE_LOG_REGISTER(swordd_logtype, swordd, INFO);
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
 
-#define MBUF_DATA_ROOM (RTE_PKTMBUF_HEADROOM + SWORD_FRAME_MAX)
 #define MAX_SETS 64
 
 struct options {
@@ -339,6 +339,7 @@ main(int argc, char **argv)
 	char *app_argv[256];
 	int app_argc = 0, eal_argc, i, rc, sep = -1;
 	unsigned int s, w, lcore, nb_ports;
+	uint16_t data_room;
 	char err[512];
 	int exit_code = 0;
 
@@ -404,12 +405,22 @@ main(int argc, char **argv)
 			return EXIT_RUNTIME;
 		}
 
+	{
+		uint16_t ports[2] = { d->slots[0].port_id, d->slots[1].port_id };
+
+		if (swordd_mbuf_data_room(ports, d->n_slots, cfg.atomic.pmtu, &data_room,
+					  err, sizeof(err)) < 0) {
+			fprintf(stderr, "swordd: %s\n", err);
+			rte_eal_cleanup();
+			return EXIT_USAGE;
+		}
+	}
 	pool = rte_pktmbuf_pool_create("sword_mbufs", cfg.mbufs,
 				       256, 0,
-				       MBUF_DATA_ROOM, (int)rte_socket_id());
+				       data_room, (int)rte_socket_id());
 	if (pool == NULL) {
 		fprintf(stderr, "swordd: cannot create mbuf pool (%u mbufs of %u bytes): %s\n",
-			cfg.mbufs, MBUF_DATA_ROOM, rte_strerror(rte_errno));
+			cfg.mbufs, data_room, rte_strerror(rte_errno));
 		rte_eal_cleanup();
 		return EXIT_RUNTIME;
 	}

@@ -2,17 +2,29 @@
 /*
  * sword-openflow — print the OpenFlow rules (ovs-ofctl flow syntax) that make
  * a top-of-rack switch send the RoCEv2 traffic of swordd's managed memory
- * servers through swordd (SPEC F6).
+ * servers through swordd (SPEC F6), for one swordd instance or several.
  *
  * Why it exists: the redirect must match exactly what swordd manages (the
  * [server.NAME] sections of its config), and frames coming back from swordd
  * must not be forwarded with NORMAL: they carry the clients' and servers'
  * source MACs, so a learning switch would move those hosts onto swordd's port.
- * Frames from swordd are therefore forwarded by destination IP to the host's
- * port, which the operator lists with --host.
+ * Frames from swordd are therefore forwarded by IP to the host's port, which
+ * the operator lists with --host.
+ *
+ * Scale-out: each -c FILE is one swordd instance owning the servers of its
+ * config; the --sword/--sword-server options after it give its ports.  The
+ * switch fabric is then the distributor: each server's traffic goes to the
+ * instance that owns it, and only there.
+ *
+ * Fail-over (--failover GROUPFILE): the redirect rules output to OpenFlow
+ * fast-failover groups (type=ff) whose first bucket watches swordd's port
+ * and whose second bucket delivers straight to the destination host; when
+ * an instance's port goes down, its servers' traffic bypasses it.
  *
  *   sword-openflow -c conf/swordd.conf --sword 5 [--sword-server 6]
+ *                  [-c other.conf --sword 7 [--sword-server 8]]...
  *                  --host 198.18.0.1=1 --host 198.18.0.2=2 [--table 0]
+ *                  [--failover groups.txt]
  *   ... | ovs-ofctl add-flows br0 -
  */
 #include <arpa/inet.h>
@@ -25,27 +37,61 @@
 #include "sword_config.h"
 
 #define MAX_HOSTS 1024
+#define MAX_INSTANCES 64
+#define MAX_GROUPS 65536
 #define SWORD_COOKIE "0x5304d"  /* "sword": lets `ovs-ofctl del-flows br0 cookie=0x5304d/-1` remove them */
+#define GROUP_ID_BASE 0x5300    /* fast-failover group ids start here */
 
 struct host {
 	char ip[INET_ADDRSTRLEN];
 	unsigned long port;
 };
 
+/* One swordd instance: its config and its switch port(s). */
+struct instance {
+	const char *config;
+	unsigned long sw;          /* client side (two-port) or the one port */
+	unsigned long sw_server;   /* server side (two-port); = sw in one-port */
+	struct sword_config cfg;
+};
+
+/* A fast-failover group: to swordd's port while it is up, else straight
+ * to the destination host's port. */
+struct ff_group {
+	unsigned long primary, fallback;
+};
+
+static struct host hosts[MAX_HOSTS];
+static unsigned int n_hosts;
+static struct instance inst[MAX_INSTANCES];
+static unsigned int n_inst;
+static struct ff_group groups[MAX_GROUPS];
+static unsigned int n_groups;
+static unsigned long table;
+static FILE *group_file;       /* non-NULL with --failover */
+
 static void
 usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: sword-openflow -c FILE --sword PORT [--sword-server PORT]\n"
+		"                      [-c FILE --sword PORT [--sword-server PORT]]...\n"
 		"                      --host IP=PORT [--host IP=PORT]... [--table N]\n"
+		"                      [--failover GROUPFILE]\n"
 		"Prints ovs-ofctl flows that redirect RoCEv2 (UDP 4791) to and from the\n"
-		"managed memory servers of FILE through swordd.\n"
+		"managed memory servers of each FILE through that swordd instance.\n"
+		"  -c FILE              a swordd config: one instance; the --sword and\n"
+		"                       --sword-server after it are its ports\n"
 		"  --sword PORT         OpenFlow port of swordd (one-port mode), or of its\n"
 		"                       client side (two-port mode)\n"
 		"  --sword-server PORT  OpenFlow port of swordd's server side (two-port)\n"
 		"  --host IP=PORT       OpenFlow port of a client or memory server; frames\n"
-		"                       leaving swordd are forwarded by destination IP\n"
+		"                       leaving swordd are forwarded by IP to it\n"
 		"  --table N            OpenFlow table (default 0)\n"
+		"  --failover GROUPFILE redirect through fast-failover groups written to\n"
+		"                       GROUPFILE (load it first: ovs-ofctl -O OpenFlow13\n"
+		"                       add-groups BRIDGE GROUPFILE); while swordd's port\n"
+		"                       is down its servers' traffic goes straight to them\n"
 		"Exit status: 0, or 2 on a usage or configuration error.\n");
 }
 
@@ -58,6 +104,216 @@ parse_port(const char *s, unsigned long *out)
 	return (*s == '\0' || *end != '\0' || *out == 0 || *out > 0xfeff) ? -1 : 0;
 }
 
+static const struct host *
+host_by_ip(const char *ip)
+{
+	unsigned int h;
+
+	for (h = 0; h < n_hosts; h++)
+		if (strcmp(hosts[h].ip, ip) == 0)
+			return &hosts[h];
+	return NULL;
+}
+
+static int
+is_sword_port(unsigned long port)
+{
+	unsigned int k;
+
+	for (k = 0; k < n_inst; k++)
+		if (inst[k].sw == port || inst[k].sw_server == port)
+			return 1;
+	return 0;
+}
+
+/* The action sending a redirected frame to swordd port `sw`: plain output,
+ * or with --failover the ff group that falls back to `dest` (the port the
+ * frame would reach without swordd). */
+static void
+print_to_sword(unsigned long sw, unsigned long dest, char *buf, size_t len)
+{
+	unsigned int g;
+
+	if (group_file == NULL) {
+		snprintf(buf, len, "output:%lu", sw);
+		return;
+	}
+	for (g = 0; g < n_groups; g++)
+		if (groups[g].primary == sw && groups[g].fallback == dest)
+			break;
+	if (g == n_groups) {
+		groups[n_groups].primary = sw;
+		groups[n_groups].fallback = dest;
+		n_groups++;
+		fprintf(group_file,
+			"group_id=%u,type=ff,bucket=watch_port:%lu,actions=output:%lu,"
+			"bucket=watch_port:%lu,actions=output:%lu\n",
+			GROUP_ID_BASE + g, sw, sw, dest, dest);
+	}
+	snprintf(buf, len, "group:%u", GROUP_ID_BASE + g);
+}
+
+/*
+ * Rules of one instance.
+ *
+ * Frames leaving swordd are matched narrowly: only RoCEv2 (UDP to the
+ * server's RoCE port) of this instance's servers, requests by destination
+ * on the server side, responses by source and destination on the client
+ * side; everything else from swordd's ports is dropped.  Why not `ip,nw_dst`
+ * (the first version): the switch's NORMAL rule floods frames for unknown
+ * MACs (and every broadcast, ARP) to swordd's ports too, swordd passes
+ * non-RoCE frames through, and forwarding them by destination IP delivered
+ * them a second (two-port: third) time.  Matching only what swordd is there
+ * for makes every flooded copy die at the switch, whatever the switch's
+ * port options are; `no-flood` on swordd's ports (an OVS port setting, not a
+ * flow) would also spare swordd the copies, and can be added, but the rule
+ * set must be correct without it (hardware switches differ there).
+ */
+static int
+print_instance(const struct instance *in)
+{
+	const struct sword_config *cfg = &in->cfg;
+	char ip[INET_ADDRSTRLEN], act[64];
+	const struct host *srv;
+	unsigned int i, h;
+
+	printf("# sword: RoCEv2 of the memory servers in %s through swordd (%s,\n"
+	       "# OpenFlow port %lu%s).\n",
+	       in->config, cfg->mode == SWORD_MODE_TWO_PORT ? "two-port" : "one-port",
+	       in->sw, cfg->mode == SWORD_MODE_TWO_PORT ? " client side" : "");
+	if (cfg->mode == SWORD_MODE_TWO_PORT)
+		printf("# server side: OpenFlow port %lu\n", in->sw_server);
+
+	printf("# from swordd: its servers' RoCEv2 to the destination's port, the rest dropped\n");
+	for (i = 0; i < cfg->n_servers; i++) {
+		inet_ntop(AF_INET, &cfg->servers[i].ip, ip, sizeof(ip));
+		srv = host_by_ip(ip);
+		printf("cookie=%s,table=%lu,priority=200,in_port=%lu,udp,nw_dst=%s,tp_dst=%u,"
+		       "actions=output:%lu\n", SWORD_COOKIE, table, in->sw_server, ip,
+		       cfg->servers[i].udp_port, srv->port);
+		for (h = 0; h < n_hosts; h++) {
+			if (&hosts[h] == srv)
+				continue;
+			printf("cookie=%s,table=%lu,priority=200,in_port=%lu,udp,nw_src=%s,"
+			       "nw_dst=%s,tp_dst=%u,actions=output:%lu\n", SWORD_COOKIE, table,
+			       in->sw, ip, hosts[h].ip, cfg->servers[i].udp_port, hosts[h].port);
+		}
+	}
+	printf("cookie=%s,table=%lu,priority=190,in_port=%lu,actions=drop\n",
+	       SWORD_COOKIE, table, in->sw);
+	if (in->sw_server != in->sw)
+		printf("cookie=%s,table=%lu,priority=190,in_port=%lu,actions=drop\n",
+		       SWORD_COOKIE, table, in->sw_server);
+
+	/* Into swordd: requests by destination, responses by source (the same
+	 * split swordd shards by).  RoCEv2 uses UDP destination port 4791 both
+	 * ways.  With fail-over a response needs its destination's port as the
+	 * fallback, so it is matched per destination host. */
+	printf("# to swordd: requests to and responses from each managed server\n");
+	for (i = 0; i < cfg->n_servers; i++) {
+		inet_ntop(AF_INET, &cfg->servers[i].ip, ip, sizeof(ip));
+		srv = host_by_ip(ip);
+		print_to_sword(in->sw, srv->port, act, sizeof(act));
+		printf("cookie=%s,table=%lu,priority=100,udp,nw_dst=%s,tp_dst=%u,"
+		       "actions=%s\n", SWORD_COOKIE, table, ip, cfg->servers[i].udp_port, act);
+		if (group_file == NULL) {
+			printf("cookie=%s,table=%lu,priority=100,udp,nw_src=%s,tp_dst=%u,"
+			       "actions=output:%lu\n", SWORD_COOKIE, table, ip,
+			       cfg->servers[i].udp_port, in->sw_server);
+			continue;
+		}
+		for (h = 0; h < n_hosts; h++) {
+			if (&hosts[h] == srv)
+				continue;
+			print_to_sword(in->sw_server, hosts[h].port, act, sizeof(act));
+			printf("cookie=%s,table=%lu,priority=100,udp,nw_src=%s,nw_dst=%s,"
+			       "tp_dst=%u,actions=%s\n", SWORD_COOKIE, table, ip, hosts[h].ip,
+			       cfg->servers[i].udp_port, act);
+		}
+	}
+	return 0;
+}
+
+/* Loads and cross-checks every instance; 0 or -1 after a message. */
+static int
+load_instances(void)
+{
+	char err[512], ip[INET_ADDRSTRLEN];
+	unsigned int k, k2, i, i2;
+
+	for (k = 0; k < n_inst; k++) {
+		struct instance *in = &inst[k];
+
+		if (in->sw == 0) {
+			fprintf(stderr, "sword-openflow: %s: --sword PORT is required\n",
+				in->config);
+			return -1;
+		}
+		if (sword_config_load(in->config, &in->cfg, err, sizeof(err)) < 0) {
+			fprintf(stderr, "sword-openflow: %s\n", err);
+			return -1;
+		}
+		if (in->cfg.mode == SWORD_MODE_TWO_PORT && in->sw_server == 0) {
+			fprintf(stderr, "sword-openflow: %s is two-port: --sword-server PORT "
+				"is required\n", in->config);
+			return -1;
+		}
+		if (in->cfg.mode == SWORD_MODE_ONE_PORT)
+			in->sw_server = in->sw;
+		if (in->cfg.n_servers == 0) {
+			fprintf(stderr, "sword-openflow: %s manages no memory server "
+				"([server.NAME]): nothing to redirect\n", in->config);
+			return -1;
+		}
+		for (i = 0; i < in->cfg.n_servers; i++) {
+			inet_ntop(AF_INET, &in->cfg.servers[i].ip, ip, sizeof(ip));
+			if (host_by_ip(ip) == NULL) {
+				fprintf(stderr, "sword-openflow: %s: server.%s (%s) has no "
+					"--host %s=PORT\n", in->config,
+					in->cfg.servers[i].name, ip, ip);
+				return -1;
+			}
+		}
+	}
+	/* A server owned by two instances would get two redirect rules of the
+	 * same priority and match: which one wins is undefined. */
+	for (k = 0; k < n_inst; k++)
+		for (k2 = k + 1; k2 < n_inst; k2++)
+			for (i = 0; i < inst[k].cfg.n_servers; i++)
+				for (i2 = 0; i2 < inst[k2].cfg.n_servers; i2++)
+					if (inst[k].cfg.servers[i].ip == inst[k2].cfg.servers[i2].ip) {
+						inet_ntop(AF_INET, &inst[k].cfg.servers[i].ip, ip,
+							  sizeof(ip));
+						fprintf(stderr, "sword-openflow: server %s is managed "
+							"by both %s and %s: each server belongs to one "
+							"instance\n", ip, inst[k].config, inst[k2].config);
+						return -1;
+					}
+	for (k = 0; k < n_inst; k++)
+		for (k2 = 0; k2 < n_inst; k2++)
+			if (k != k2 && (inst[k].sw == inst[k2].sw ||
+					inst[k].sw == inst[k2].sw_server)) {
+				fprintf(stderr, "sword-openflow: %s and %s share OpenFlow port "
+					"%lu: each instance needs its own port(s)\n",
+					inst[k].config, inst[k2].config, inst[k].sw);
+				return -1;
+			}
+	for (i = 0; i < n_hosts; i++) {
+		if (is_sword_port(hosts[i].port)) {
+			fprintf(stderr, "sword-openflow: --host %s=%lu is a swordd port\n",
+				hosts[i].ip, hosts[i].port);
+			return -1;
+		}
+		for (i2 = i + 1; i2 < n_hosts; i2++)
+			if (strcmp(hosts[i].ip, hosts[i2].ip) == 0) {
+				fprintf(stderr, "sword-openflow: --host %s given twice\n",
+					hosts[i].ip);
+				return -1;
+			}
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -67,31 +323,52 @@ main(int argc, char **argv)
 		{ "sword-server", required_argument, NULL, 'S' },
 		{ "host", required_argument, NULL, 'H' },
 		{ "table", required_argument, NULL, 't' },
+		{ "failover", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct sword_config cfg;
-	static struct host hosts[MAX_HOSTS];
-	unsigned long sw = 0, sw_server = 0, table = 0;
-	const char *config = NULL;
-	unsigned int n_hosts = 0, i, h;
-	char err[512], ip[INET_ADDRSTRLEN];
+	const char *failover = NULL;
+	unsigned int k;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			config = optarg;
+			/* a new instance, unless the ports came first (-c last) */
+			if (n_inst > 0 && inst[n_inst - 1].config == NULL) {
+				inst[n_inst - 1].config = optarg;
+				break;
+			}
+			if (n_inst == MAX_INSTANCES) {
+				fprintf(stderr, "sword-openflow: at most %d instances (-c)\n",
+					MAX_INSTANCES);
+				return 2;
+			}
+			inst[n_inst++].config = optarg;
 			break;
 		case 's':
-		case 'S':
-			if (parse_port(optarg, opt == 's' ? &sw : &sw_server) < 0) {
+		case 'S': {
+			struct instance *in;
+			unsigned long *p;
+
+			if (n_inst == 0)
+				n_inst = 1;     /* --sword before -c: the first instance */
+			in = &inst[n_inst - 1];
+			p = opt == 's' ? &in->sw : &in->sw_server;
+			if (*p != 0) {
+				fprintf(stderr, "sword-openflow: --%s given twice for %s\n",
+					opt == 's' ? "sword" : "sword-server",
+					in->config ? in->config : "the first instance");
+				return 2;
+			}
+			if (parse_port(optarg, p) < 0) {
 				fprintf(stderr, "sword-openflow: --%s: not an OpenFlow port "
 					"number: \"%s\"\n", opt == 's' ? "sword" : "sword-server",
 					optarg);
 				return 2;
 			}
 			break;
+		}
 		case 'H': {
 			const char *eq = strchr(optarg, '=');
 			struct in_addr a;
@@ -123,6 +400,9 @@ main(int argc, char **argv)
 			}
 			break;
 		}
+		case 'f':
+			failover = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -131,76 +411,33 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || config == NULL || sw == 0) {
+	if (optind != argc || n_inst == 0 || inst[0].config == NULL ||
+	    inst[n_inst - 1].config == NULL || inst[0].sw == 0) {
 		fprintf(stderr, "sword-openflow: -c FILE and --sword PORT are required\n");
 		usage(stderr);
 		return 2;
 	}
-	if (sword_config_load(config, &cfg, err, sizeof(err)) < 0) {
-		fprintf(stderr, "sword-openflow: %s\n", err);
+	if (load_instances() < 0)
 		return 2;
-	}
-	if (cfg.mode == SWORD_MODE_TWO_PORT && sw_server == 0) {
-		fprintf(stderr, "sword-openflow: %s is two-port: --sword-server PORT is "
-			"required\n", config);
-		return 2;
-	}
-	if (cfg.mode == SWORD_MODE_ONE_PORT)
-		sw_server = sw;
-	if (cfg.n_servers == 0) {
-		fprintf(stderr, "sword-openflow: %s manages no memory server "
-			"([server.NAME]): nothing to redirect\n", config);
-		return 2;
-	}
-	for (i = 0; i < cfg.n_servers; i++) {
-		inet_ntop(AF_INET, &cfg.servers[i].ip, ip, sizeof(ip));
-		for (h = 0; h < n_hosts && strcmp(hosts[h].ip, ip) != 0; h++)
-			;
-		if (h == n_hosts) {
-			fprintf(stderr, "sword-openflow: server.%s (%s) has no --host %s=PORT\n",
-				cfg.servers[i].name, ip, ip);
+	if (failover != NULL) {
+		group_file = fopen(failover, "w");
+		if (group_file == NULL) {
+			perror(failover);
 			return 2;
 		}
 	}
 
-	printf("# sword: RoCEv2 of the memory servers in %s through swordd (%s,\n"
-	       "# OpenFlow port %lu%s).  Load: ovs-ofctl add-flows BRIDGE FILE;\n"
-	       "# remove: ovs-ofctl del-flows BRIDGE cookie=%s/-1\n",
-	       config, cfg.mode == SWORD_MODE_TWO_PORT ? "two-port" : "one-port", sw,
-	       cfg.mode == SWORD_MODE_TWO_PORT ? " client side" : "", SWORD_COOKIE);
-	if (cfg.mode == SWORD_MODE_TWO_PORT)
-		printf("# server side: OpenFlow port %lu\n", sw_server);
-
-	/* Frames leaving swordd: by destination IP, never NORMAL (no MAC
-	 * learning on swordd's port); anything else from swordd is dropped. */
-	printf("# from swordd: to the destination's port\n");
-	for (h = 0; h < n_hosts; h++) {
-		printf("cookie=%s,table=%lu,priority=200,in_port=%lu,ip,nw_dst=%s,"
-		       "actions=output:%lu\n", SWORD_COOKIE, table, sw, hosts[h].ip,
-		       hosts[h].port);
-		if (sw_server != sw)
-			printf("cookie=%s,table=%lu,priority=200,in_port=%lu,ip,nw_dst=%s,"
-			       "actions=output:%lu\n", SWORD_COOKIE, table, sw_server,
-			       hosts[h].ip, hosts[h].port);
-	}
-	printf("cookie=%s,table=%lu,priority=190,in_port=%lu,actions=drop\n",
-	       SWORD_COOKIE, table, sw);
-	if (sw_server != sw)
-		printf("cookie=%s,table=%lu,priority=190,in_port=%lu,actions=drop\n",
-		       SWORD_COOKIE, table, sw_server);
-
-	/* Into swordd: requests by destination, responses by source (the same
-	 * split swordd shards by).  RoCEv2 uses UDP destination port 4791 both
-	 * ways. */
-	printf("# to swordd: requests to and responses from each managed server\n");
-	for (i = 0; i < cfg.n_servers; i++) {
-		inet_ntop(AF_INET, &cfg.servers[i].ip, ip, sizeof(ip));
-		printf("cookie=%s,table=%lu,priority=100,udp,nw_dst=%s,tp_dst=%u,"
-		       "actions=output:%lu\n", SWORD_COOKIE, table, ip,
-		       cfg.servers[i].udp_port, sw);
-		printf("cookie=%s,table=%lu,priority=100,udp,nw_src=%s,tp_dst=%u,"
-		       "actions=output:%lu\n", SWORD_COOKIE, table, ip,
-		       cfg.servers[i].udp_port, sw_server);
+	printf("# sword: %u swordd instance(s).  Load: ovs-ofctl%s add-flows BRIDGE FILE;\n"
+	       "# remove: ovs-ofctl del-flows BRIDGE cookie=%s/-1\n", n_inst,
+	       failover ? " -O OpenFlow13" : "", SWORD_COOKIE);
+	if (failover != NULL)
+		printf("# fast-failover groups in %s: load them first with\n"
+		       "# ovs-ofctl -O OpenFlow13 add-groups BRIDGE %s\n", failover, failover);
+	for (k = 0; k < n_inst; k++)
+		print_instance(&inst[k]);
+	if (group_file != NULL && fclose(group_file) != 0) {
+		perror(failover);
+		return 2;
 	}
 	return 0;
 }
