@@ -86,9 +86,10 @@ def body():
             mode="two-port", server_port="server = 1\n", accel="on",
             servers=tor.SERVER_SECTION.format(i=0, ip=tor.SERVER_IPS[0])))
 
-    # a path MTU the UMEM cannot hold: refused at start-up, naming the limit
+    # a path MTU the UMEM cannot hold (the default, 4096): refused at
+    # start-up, naming the limit
     bad = t.Swordd(["net_af_xdp0,iface=%s" % if_h0, "net_af_xdp1,iface=%s" % if_h1],
-                   ["-c", conf, "--set", "atomic.pmtu=4096"], eal_extra=["-l", "0-1"],
+                   ["-c", conf], eal_extra=["-l", "0-1"],
                    name="bad", workdir=d)
     bad.cmd = t.in_ns(ns_h, bad.cmd)
     bad.start()
@@ -100,7 +101,8 @@ def body():
     stats_json = os.path.join(d, "swordd-stats.json")
     sw = t.Swordd(["net_af_xdp%d,iface=%s,xdp_prog=%s" % (j, f, prog)
                    for j, f in enumerate((if_h0, if_h1))],
-                  ["-c", conf, "--stats-json", stats_json], eal_extra=["-l", "0-1"],
+                  ["-c", conf, "--set", "atomic.pmtu=2048", "--stats-json", stats_json],
+                  eal_extra=["-l", "0-1"],
                   name="xdp", workdir=d)
     sw.cmd = t.in_ns(ns_h, sw.cmd)
     sw.start()
