@@ -14,12 +14,14 @@
  * and PSNs are what real deployments do.
  */
 #include <check.h>
+#include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
 
+#include "rc.h"
 #include "roce.h"
 #include "serializer.h"
 #include "sim.h"
@@ -612,6 +614,158 @@ START_TEST(t_s9_replay_other_content)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* RDMA CM, on the ConnectX capture */
+
+#define CAP_SERVER RTE_BE32(0xc0a8010c)  /* 192.168.1.12 */
+
+/* Frame n of the capture (1-based) into buf; its length. */
+static uint32_t
+cap_frame(const char *path, int n, uint8_t *buf, uint32_t cap)
+{
+	char errb[PCAP_ERRBUF_SIZE];
+	pcap_t *pc = pcap_open_offline(path, errb);
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	uint32_t len = 0;
+
+	ck_assert_msg(pc != NULL, "%s", errb);
+	for (int i = 1; pcap_next_ex(pc, &h, &data) == 1; i++)
+		if (i == n) {
+			len = h->caplen < cap ? h->caplen : cap;
+			memcpy(buf, data, len);
+			break;
+		}
+	pcap_close(pc);
+	return len;
+}
+
+START_TEST(t_cm_fields_vs_tshark)
+{
+	/* rc_cm_parse against tshark's infiniband.cm dissector on every CM
+	 * message of a real ConnectX rdma_cm exchange (REQ 6, REP 7, DREQ 21) */
+	const char *dir = getenv("CAPTURES_DIR");
+	char path[512], cmd[1024], line[512];
+	FILE *tp;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(dir);
+	snprintf(path, sizeof(path), "%s/rcuckoo-connectx.pcap", dir);
+	snprintf(cmd, sizeof(cmd), "tshark -r %s -Y 'frame.number==6 or frame.number==7 or "
+		 "frame.number==21' -T fields -E separator=, -e frame.number "
+		 "-e infiniband.cm.req.localqpn -e infiniband.cm.req.startpsn "
+		 "-e infiniband.cm.req.responderres -e infiniband.cm.req.initdepth "
+		 "-e infiniband.cm.rep.remotecommid -e infiniband.cm.rep.localqpn "
+		 "-e infiniband.cm.rep.startpsn -e infiniband.cm.rep.respres "
+		 "-e infiniband.cm.rep.initdepth -e infiniband.cm.dreq.remotecommid "
+		 "-e infiniband.cm.req.remoteqpneecn 2>/dev/null", path);
+	tp = popen(cmd, "r");
+	ck_assert_ptr_nonnull(tp);
+	while (fgets(line, sizeof(line), tp)) {
+		unsigned long v[12] = { 0 };
+		char *tok = line;
+		uint8_t buf[2048];
+		uint32_t len;
+		struct roce_pkt p;
+		struct rc_cm_msg m;
+		int k = 0;
+
+		/* empty fields are kept: split on every comma */
+		for (char *c = line; k < 12; c++) {
+			if (*c == ',' || *c == '\n' || *c == 0) {
+				char e = *c;
+
+				*c = 0;
+				v[k++] = strtoul(tok, NULL, 0);
+				tok = c + 1;
+				if (e == 0 || e == '\n')
+					break;
+			}
+		}
+		len = cap_frame(path, (int)v[0], buf, sizeof(buf));
+		ck_assert_int_eq(roce_parse(buf, len, &p), ROCE_OK);
+		ck_assert(rc_cm_is_cm(buf, &p));
+		ck_assert_int_eq(rc_cm_parse(buf, &p, &m), 0);
+		if (v[0] == 6) {
+			ck_assert_int_eq(m.kind, RC_CM_REQ);
+			ck_assert_uint_eq(m.local_qpn, v[1]);
+			ck_assert_uint_eq(m.starting_psn, v[2]);
+			ck_assert_uint_eq(m.responder_resources, v[3]);
+			ck_assert_uint_eq(m.initiator_depth, v[4]);
+		} else if (v[0] == 7) {
+			ck_assert_int_eq(m.kind, RC_CM_REP);
+			ck_assert_uint_eq(m.remote_comm_id, v[5]);
+			ck_assert_uint_eq(m.local_qpn, v[6]);
+			ck_assert_uint_eq(m.starting_psn, v[7]);
+			ck_assert_uint_eq(m.responder_resources, v[8]);
+			ck_assert_uint_eq(m.initiator_depth, v[9]);
+		} else {
+			ck_assert_int_eq(m.kind, RC_CM_DREQ);
+			ck_assert_uint_eq(m.remote_comm_id, v[10]);
+			ck_assert_uint_eq(m.remote_qpn, v[11]);
+		}
+		n++;
+	}
+	ck_assert_int_eq(pclose(tp), 0);
+	ck_assert_int_eq(n, 3);
+}
+END_TEST
+
+static void
+cap_feed(struct ser *ser, const char *path, int from, int to)
+{
+	for (int i = from; i <= to; i++) {
+		uint8_t buf[2048];
+		uint32_t len = cap_frame(path, i, buf, sizeof(buf)), n_emit;
+		struct roce_pkt p;
+		struct ser_emit emit[8];
+
+		if (roce_parse(buf, len, &p) != ROCE_OK)
+			continue;
+		if (p.dst_ip4 == CAP_SERVER)
+			ser_on_request(ser, buf, &len, sizeof(buf), &p, (uint64_t)i);
+		else
+			ser_on_response(ser, buf, &len, sizeof(buf), &p, (uint64_t)i, emit,
+					8, &n_emit);
+	}
+}
+
+START_TEST(t_cm_reconnect_new_incarnation)
+{
+	/* The capture's exchange, then the same REQ/REP again (a reconnect
+	 * reusing both QPNs): a new incarnation, identified by CM again; its
+	 * requests from the REP's starting PSN are in order. */
+	const char *dir = getenv("CAPTURES_DIR");
+	char path[512];
+	struct ser_region reg = { .server_ip4 = CAP_SERVER, .any_rkey = true,
+				  .base = 0x5562cc8a7a00ull, .len = 0x400 };
+	struct ser_params prm = { .regions = &reg, .n_regions = 1 };
+	struct ser *ser = ser_create(&prm);
+	const struct ser_counters *c;
+
+	ck_assert_ptr_nonnull(dir);
+	ck_assert_ptr_nonnull(ser);
+	snprintf(path, sizeof(path), "%s/rcuckoo-connectx.pcap", dir);
+	cap_feed(ser, path, 6, 17);
+	c = ser_counters(ser);
+	ck_assert_uint_eq(c->cm_paired, 1);
+	ck_assert_uint_eq(c->conn_reincarnated, 0);
+	ck_assert_uint_eq(c->psn_out_of_window, 0);
+	cap_feed(ser, path, 6, 8);                  /* REQ, REP, RTU again */
+	c = ser_counters(ser);
+	ck_assert_uint_eq(c->cm_paired, 2);
+	ck_assert_uint_eq(c->conn_reincarnated, 1);
+	cap_feed(ser, path, 10, 17);                /* same requests, new life */
+	c = ser_counters(ser);
+	ck_assert_uint_eq(c->psn_out_of_window, 0);
+	ck_assert_uint_eq(c->dup_replayed, 0);      /* not taken for retransmissions */
+	ck_assert_uint_eq(ser_conn_count(ser), 1);
+	cap_feed(ser, path, 21, 21);                /* DREQ */
+	ck_assert_uint_eq(ser_conn_count(ser), 0);
+	ser_destroy(ser);
+}
+END_TEST
+
 static Suite *
 conn_suite(void)
 {
@@ -632,6 +786,10 @@ conn_suite(void)
 	tcase_add_test(tc, t_s7_huge_write_over_words);
 	tcase_add_test(tc, t_s8_response_ahead_of_window);
 	tcase_add_test(tc, t_s9_replay_other_content);
+	suite_add_tcase(su, tc);
+	tc = tcase_create("cm");
+	tcase_add_test(tc, t_cm_fields_vs_tshark);
+	tcase_add_test(tc, t_cm_reconnect_new_incarnation);
 	suite_add_tcase(su, tc);
 	return su;
 }
