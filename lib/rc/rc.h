@@ -52,6 +52,10 @@ struct rc_params {
 	 * response to a request sent before swordd saw the QP may still
 	 * arrive.  0 = at once. */
 	uint64_t holdoff_tsc;
+	/* How far before its first seen PSN a connection may have sent
+	 * requests swordd did not see (its largest window of outstanding
+	 * PSNs; default 256).  Past that, a PSN is no coincidence for it. */
+	uint32_t history;
 };
 
 struct rc_conn {

@@ -49,6 +49,8 @@ rc_create(const struct rc_params *prm)
 	t->prm = *prm;
 	if (t->prm.max_conns == 0)
 		t->prm.max_conns = 1024;
+	if (t->prm.history == 0)
+		t->prm.history = 256;
 	if (t->prm.max_conns > (1u << 24)) {
 		free(t);
 		errno = EINVAL;
@@ -411,9 +413,10 @@ rc_pair_evidence(struct rc_table *t, uint32_t srv_ip, uint32_t cl_ip,
 		if (c->incarnation == 0 || c->paired || c->srv_ip != srv_ip ||
 		    c->cl_ip != cl_ip)
 			continue;
-		/* could c have sent psn?  Anything before its window may be
-		 * history swordd did not see */
-		if (roce_psn_diff(psn, c->next_psn) >= 0)
+		/* could c have sent psn?  Its window, or the history before
+		 * it that swordd did not see (at most one window's worth) */
+		if (roce_psn_diff(psn, c->next_psn) >= 0 ||
+		    roce_psn_diff(psn, c->first_psn) < -(int32_t)t->prm.history)
 			continue;
 		if (found != NULL) {
 			t->c.pair_ambiguous++;

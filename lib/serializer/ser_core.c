@@ -229,7 +229,8 @@ ser_create(const struct ser_params *prm)
 		goto fail;
 	s->rc = rc_create(&(struct rc_params){ .max_conns = s->prm.max_conns,
 		.idle_tsc = s->prm.conn_idle_tsc,
-		.holdoff_tsc = s->prm.learn_holdoff_tsc });
+		.holdoff_tsc = s->prm.learn_holdoff_tsc,
+		.history = s->prm.ring_size });
 	s->own_rc = true;
 	rc = -ENOMEM;
 	if (s->rc == NULL)

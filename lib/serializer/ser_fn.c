@@ -43,7 +43,7 @@ struct ser_fn {
 	X(naks) X(nak_on_rewritten) X(learned) X(relearn) X(pending_expired) \
 	X(conn_created) X(conn_evicted) X(conn_reincarnated) X(conn_closed)   \
 	X(cm_seen) X(cm_paired) X(pair_ambiguous) X(resp_out_of_window)       \
-	X(write_gated_drop) X(replay_zeroed)
+	X(write_gated_drop) X(replay_zeroed) X(replay_redecided)
 
 #define NAME(f) "atomic_" #f,
 static const char *const ser_fn_counter_names[] = {

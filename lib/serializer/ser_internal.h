@@ -91,6 +91,8 @@ enum ser_stub_kind {
 #define SF_NOLEARN   0x100 /* REAL whose answer may be a replay of an older execution */
 #define SF_UNTRACKED 0x200 /* holds its words by time, not by this stub: its
                             * connection was unpaired (answers unseen) */
+#define SF_UNSURE    0x400 /* a re-decided replay: the server may take it for
+                            * a duplicate, so its ACK proves nothing */
 
 struct ser_stub {
 	uint32_t psn;
@@ -225,6 +227,9 @@ bool ser_word_foreign_pending(const struct ser *s, uint32_t wi, uint32_t ci);
 /* Could ci decide on the word now (known, nothing in flight but its own)? */
 bool ser_word_settled_for(const struct ser *s, uint32_t wi, uint32_t ci,
 			  uint64_t now);
+/* Would ser_word_decide() decide op for ci here (not pass it real)? */
+bool ser_word_decidable(const struct ser *s, uint32_t wi, uint32_t ci,
+			const struct ser_op *op, uint64_t now);
 /* Did anyone but ci change the word after the change recorded as seq? */
 bool ser_word_changed_by_other(const struct ser *s, uint32_t wi, uint32_t ci,
 			       uint32_t seq);

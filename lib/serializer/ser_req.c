@@ -13,7 +13,8 @@
  *              untracked (its ops pass only if S2 allows).
  *   route      by PSN against the connection's window:
  *     replay     a PSN with a live stub and the same content (opcode,
- *                RETH/AtomicETH) → the recorded decision;
+ *                RETH/AtomicETH) → the recorded decision (or a fresh one,
+ *                below);
  *     new life   the same PSN with other content, or a jump beyond any
  *                window → a new incarnation, then fresh;
  *     behind     before the window, no stub → decided by the server;
@@ -27,15 +28,15 @@
  * written, pending/busy ownership, the word's change count after it).
  *
  * Replays of decisions the server has already acknowledged are the one
- * place a retransmission and a new incarnation with identical content
- * (an application that re-creates its QPs with the same QPNs and PSNs)
- * look alike.  Neither may change memory wrongly: such a replay is sent
- * with its value only while nobody changed the word since; if another
- * connection changed it, it cannot be a retransmission of a decision the
- * client never saw (for a lock, nobody else can change a held word) and is
- * a new incarnation; if only this connection did, it is sent as a
+ * place a retransmission, a stale copy and a new incarnation with
+ * identical content (an application that re-creates its QPs with the same
+ * QPNs and PSNs) look alike.  None may change memory wrongly or hand out
+ * a stale grant (ser_word.c S8): such a replay is sent with its value only
+ * while nobody changed the word since; if only this connection did, as a
  * zero-length WRITE with the recorded answer (the server treats a true
- * retransmission as a duplicate whatever its content).
+ * retransmission as a duplicate whatever its content); if another
+ * connection did, no client can still be waiting for the old answer, and
+ * the request is decided afresh at its PSN.
  */
 #include <string.h>
 
@@ -303,18 +304,56 @@ replay_unmodelled(struct ser *s, struct ser_stub *st, uint8_t *f,
 	return st->kind == ST_REAL ? SER_FORWARD : restore_ackreq(s, st, f, p);
 }
 
-/* true if the replay of st cannot be a retransmission (the top comment):
- * a decision swordd answered itself, acknowledged by the server, on a
- * word another connection has changed since.  Real atomics and writes
- * need no such test: the server answers them, whichever life they are. */
+/* true if the replay of st cannot be a retransmission the client still
+ * waits on (ser_word.c S8): a decision swordd answered itself,
+ * acknowledged by the server, on a word another connection has changed
+ * since.  Real atomics and writes need no such test: the server answers
+ * them, whichever life they are. */
 static bool
-replay_is_new_life(const struct ser *s, const struct rc_conn *c,
+replay_is_stale(const struct ser *s, const struct rc_conn *c,
 		   const struct ser_stub *st)
 {
 	if (st->kind != ST_REWRITTEN || (st->flags & SF_ZERO_LEN) ||
 	    roce_psn_diff(st->psn, c->una) >= 0)
 		return false;
 	return ser_word_changed_by_other(s, st->word, owner_of(c), st->chg_seq);
+}
+
+/*
+ * A stale copy of an answered decision or a new life's identical request
+ * (S8): decide it afresh at its PSN.  The window stays (a new life walks
+ * through the old one's stubs and parts from it where its content
+ * differs).  Not decidable now (unsettled word) → dropped: a stale copy
+ * needs nothing, a new life retransmits.
+ */
+static enum ser_verdict
+replay_redecide(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
+		struct ser_stub *st, uint8_t *f, uint32_t *len, uint32_t cap,
+		struct roce_pkt *p, uint64_t now)
+{
+	uint64_t orig = 0, wval = 0;
+	bool pending;
+	enum ser_decision dec;
+
+	if (!c->paired || !sc->msn_known ||
+	    !ser_word_decidable(s, st->word, owner_of(c), &st->op, now))
+		return drop(s);
+	dec = ser_word_decide(s, st->word, owner_of(c), &st->op, now, true,
+			      &orig, &wval, &pending);
+	if (dec != SD_WRITE && dec != SD_ZERO)
+		return drop(s);
+	st->flags &= (uint16_t)~(SF_ZERO_LEN | SF_PENDING | SF_SENT_MSN | SF_UNSURE);
+	st->orig = orig;
+	st->wval = wval;
+	if (dec == SD_ZERO) {
+		st->flags |= SF_ZERO_LEN;
+	} else if (pending) {
+		st->flags |= SF_PENDING | SF_UNSURE;
+		st->pend_gen = s->words[st->word].pend_gen;
+	}
+	st->chg_seq = s->words[st->word].chg_seq;
+	s->c.replay_redecided++;
+	return replay_rewritten(s, sc, st, f, len, cap, p, false);
 }
 
 static enum ser_verdict
@@ -326,7 +365,11 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 
 	switch (st->kind) {
 	case ST_REWRITTEN: {
-		bool moved = retired && !(st->flags & SF_ZERO_LEN) &&
+		bool moved;
+
+		if (replay_is_stale(s, c, st))
+			return replay_redecide(s, c, sc, st, f, len, cap, p, now);
+		moved = retired && !(st->flags & SF_ZERO_LEN) &&
 			     (s->words[st->word].chg_seq != st->chg_seq ||
 			      !ser_word_settled_for(s, st->word, owner_of(c), now));
 
@@ -661,7 +704,10 @@ req_fresh(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 	npsn = (oi->flags & ROCE_F_READ) ? roce_req_psns(f, p, s->prm.pmtu) : 1;
 	if (npsn == 0 || npsn > s->prm.ring_size)
 		npsn = 1;
-	if (st->kind != ST_EMPTY && roce_psn_diff(st->psn, c->una) >= 0) {
+	/* (an unpaired connection whose answers cannot be attributed holds
+	 * nothing in its stubs: they are reused as its window moves) */
+	if (st->kind != ST_EMPTY && roce_psn_diff(st->psn, c->una) >= 0 &&
+	    (c->paired || !sc->untracked)) {
 		/* the ring holds nothing older that is still live */
 		s->c.stub_ring_full++;
 		if (rc->word != SER_NO_WORD)
@@ -701,7 +747,7 @@ req_route(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 	struct req_class rc;
 
 	if (d < 0 && st != NULL) {
-		if (same_request(st, f, p) && !replay_is_new_life(s, c, st))
+		if (same_request(st, f, p))
 			return req_replay(s, c, sc, st, f, len, cap, p, now);
 		if (!read_span_shrink(s, c, sc, st, psn))
 			sc = ser_conn_new_life(s, c, psn, now);

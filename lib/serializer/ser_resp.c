@@ -176,8 +176,10 @@ static void
 retire(struct ser *s, struct ser_stub *st, uint64_t now)
 {
 	if (st->flags & SF_PENDING) {
-		ser_word_pending_done(s, st->word, st->pend_gen, st->wval, true, now);
-		st->flags &= (uint16_t)~SF_PENDING;
+		/* an unsure write may have been taken for a duplicate */
+		ser_word_pending_done(s, st->word, st->pend_gen, st->wval,
+				      !(st->flags & SF_UNSURE), now);
+		st->flags &= (uint16_t)~(SF_PENDING | SF_UNSURE);
 	}
 	if (st->flags & SF_BUSY) {
 		for (uint32_t i = 0; i < st->nwords; i++)

@@ -98,7 +98,14 @@
  *   (ser_req.c); its value is re-sent only if nobody changed the word
  *   since and it is settled, otherwise a zero-length WRITE carries the
  *   recorded answer (a server treats a true retransmission as a duplicate
- *   whatever it carries, and must not run a stale value again).
+ *   whatever it carries, and must not run a stale value again).  If
+ *   another owner changed it, the request is decided afresh at its PSN:
+ *   a client still waiting for the old answer is impossible then (for a
+ *   lock, nobody else changes a word its holder has not released), so it
+ *   is either a stale copy whose answer the client discards or a new life
+ *   of the QP that needs the fresh one.  The fresh write is unsure (the
+ *   server may take it for a duplicate and not run it): its ACK makes the
+ *   word relearned, not trusted.
  *
  * S5 (soft state, F5).  UNKNOWN is always safe: every op passes real.  The
  *   shadow is only ever trusted after S1/S4 justified it; losing all of it
@@ -161,6 +168,16 @@ ser_word_settled_for(const struct ser *s, uint32_t wi, uint32_t ci, uint64_t now
 	return w->state == W_KNOWN && w->busy == 0 && now >= w->hold_until &&
 	       !(w->flags & (WF_DIRTY | WF_NOREWRITE)) &&
 	       (w->pend_cnt == 0 || w->pend_conn == ci);
+}
+
+bool
+ser_word_decidable(const struct ser *s, uint32_t wi, uint32_t ci,
+		   const struct ser_op *op, uint64_t now)
+{
+	const struct ser_word *w = &s->words[wi];
+
+	return ser_word_settled_for(s, wi, ci, now) &&
+	       !((w->flags & WF_SHARED) && ser_op_changes(op, w->shadow));
 }
 
 bool

@@ -147,6 +147,7 @@ struct ser_counters {
 	uint64_t resp_out_of_window;/* response beyond anything sent: ignored */
 	uint64_t write_gated_drop;  /* write dropped: another connection's blind write pending */
 	uint64_t replay_zeroed;     /* replay of a decision the word moved past: no value re-sent */
+	uint64_t replay_redecided;  /* stale copy or new life of an answered decision: decided afresh */
 };
 
 struct ser;

@@ -235,7 +235,10 @@ out_frame(struct sim *s, int q, const uint8_t *buf, uint32_t len, bool bad_ok)
 	rm_queue_push(&s->q[q], buf, len);
 }
 
-/* I6: the same PSN always gets the same ATOMIC ACK value. */
+/* I6: a client waiting on a PSN always gets the same ATOMIC ACK value
+ * for it.  (An answer to a PSN the client has completed is a duplicate
+ * response it discards: a stale copy of an old request, which swordd may
+ * answer afresh, ser_word.c S8.) */
 static void
 record_answer(struct sim *s, const uint8_t *buf, uint32_t len)
 {
@@ -249,7 +252,8 @@ record_answer(struct sim *s, const uint8_t *buf, uint32_t len)
 	    p.opcode != ROCE_RC_ATOMIC_ACKNOWLEDGE)
 		return;
 	id = client_of(s, p.dst_ip4, p.qpn);
-	if (id < 0)
+	if (id < 0 || s->cl[id].ops[p.psn % RM_WIN].psn != p.psn ||
+	    s->cl[id].ops[p.psn % RM_WIN].state != 1)
 		return;
 	memcpy(&orig, f + p.bth_off + 16, 8);
 	orig = rte_be_to_cpu_64(orig);

@@ -172,8 +172,10 @@ START_TEST(t_s1_same_psn_many_qps)
 	/* Sherman's deployment: 3 hosts x 2 QPs, every QP at PSN 3185,
 	 * contending on one lock with loss, duplication and reordering. */
 	struct sim s;
+	char name[32];
 
-	init(&s, 6, 3, _i & 1, "conn-s1-many");
+	snprintf(name, sizeof(name), "conn-s1-many-%d", _i);
+	init(&s, 6, 3, _i & 1, name);
 	s.rng = 7 + (uint64_t)_i;
 	s.loss_ppm = 10000;
 	s.dup_ppm = 10000;
@@ -243,8 +245,10 @@ START_TEST(t_s2_reconnect_loop)
 	/* Reconnects with the same QPN and PSN every few acquisitions, two
 	 * QPs per host, contending. */
 	struct sim s;
+	char name[32];
 
-	init(&s, 4, 2, false, "conn-s2-loop");
+	snprintf(name, sizeof(name), "conn-s2-loop-%d", _i);
+	init(&s, 4, 2, false, name);
 	s.rng = 11 + (uint64_t)_i;
 	sim_sherman_setup(&s, 3);
 	for (int round = 0; round < 4; round++) {
