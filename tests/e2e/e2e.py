@@ -158,6 +158,13 @@ class Proc:
                 self.cpu_s = ru.ru_utime + ru.ru_stime
                 break
             if time.monotonic() > deadline:
+                # SIGTERM first: roce-peer then stops and prints its summary
+                # (ops, retries, errors), which says why it did not finish
+                self.p.terminate()
+                try:
+                    self.p.wait(10)
+                except subprocess.TimeoutExpired:
+                    pass
                 self.dump()
                 raise t.TestFailure("%s did not finish within %ss" % (self.name, timeout))
             time.sleep(0.05)

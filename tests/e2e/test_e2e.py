@@ -41,6 +41,14 @@ from e2e import t  # noqa: E402
 FAULTS = {"loss": 0.02, "dup": 0.02, "reorder": 0.02, "reorder_us": 300}
 
 
+def log_swordd(st):
+    t.log("swordd: rx=%s tx=%s managed_rx=%s rewritten=%s" % (
+        st.get("rx"), st.get("tx"), st.get("managed_rx"), st.get("rewritten")))
+    fn = {k: v for k, v in st.items() if k.startswith("fn_") and v}
+    if fn:
+        t.log("swordd functions: %s" % fn)
+
+
 def body():
     t.require_root()
     t.args()
@@ -60,10 +68,15 @@ def body():
     locks = 130 if a.workload == "rcuckoo-lock" else 4
 
     topo = e2e.Topology("direct" if a.direct else "swordd", accel=a.accel, pcap=True)
-    sjs, cjs, rcs = e2e.run(topo, workload=a.workload, clients=a.clients, qps=a.qps,
-                            ops=a.ops, locks=locks, faults=FAULTS if a.faults else None,
-                            ack=a.ack, ackreq="last", initial_psn=a.initial_psn,
-                            reconnect_every=a.reconnect_every)
+    try:
+        sjs, cjs, rcs = e2e.run(topo, workload=a.workload, clients=a.clients, qps=a.qps,
+                                ops=a.ops, locks=locks, faults=FAULTS if a.faults else None,
+                                ack=a.ack, ackreq="last", initial_psn=a.initial_psn,
+                                reconnect_every=a.reconnect_every)
+    except t.TestFailure:
+        if not a.direct:   # what swordd decided, for the failure report
+            log_swordd(topo.stop_swordd())
+        raise
     for c in cjs:
         t.log("client %d: ops=%d retries=%d retx=%d timeouts=%d naks=%d implied=%d "
               "p50=%.0fus p99=%.0fus faults lost/dup/reord=%d/%d/%d reconnects=%d"
@@ -75,6 +88,13 @@ def body():
           "dups=%d/%d/%d" % (sjs["rx_frames"], sjs["writes"], sjs["reads"], sjs["atomics"],
                              sjs["acks"], sjs["coalesced"], sjs["naks_seq"],
                              sjs["dup_writes"], sjs["dup_reads"], sjs["dup_atomics"]))
+    # swordd's counters first, so that a failing run shows what it decided
+    accel_active = a.accel and topo.accel_available()
+    pcaps = topo.stop_sniffers()
+    st = None
+    if not a.direct:
+        st = topo.stop_swordd()
+        log_swordd(st)
     e2e.check_run(sjs, cjs, rcs, a.workload, locks)
     if a.reconnect_every:
         e2e.check_reconnects(sjs, cjs, a.reconnect_every, a.ops, a.qps)
@@ -82,15 +102,7 @@ def body():
         t.check(sum(c["link_fault_lost"] for c in cjs) + sjs["link_fault_lost"] > 0,
                 "fault injection lost nothing: not a fault test")
         t.check(sum(c["retx_pkts"] for c in cjs) > 0, "faults but no retransmission")
-    accel_active = a.accel and topo.accel_available()
-    pcaps = topo.stop_sniffers()
-    if not a.direct:
-        st = topo.stop_swordd()
-        t.log("swordd: rx=%s tx=%s managed_rx=%s rewritten=%s" % (
-            st.get("rx"), st.get("tx"), st.get("managed_rx"), st.get("rewritten")))
-        fn = {k: v for k, v in st.items() if k.startswith("fn_") and v}
-        if fn:
-            t.log("swordd functions: %s" % fn)
+    if st is not None:
         e2e.check_swordd_counters(st, sjs, cjs, accel_active, accel_on=a.accel)
     e2e.validate_pcaps(pcaps, min_frames=sjs["rx_frames"] // 2)
     if a.accel and not accel_active:
