@@ -196,13 +196,16 @@ def psn_args(initial_psn):
 def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None,
         locks=4, faults=None, ack="every", ackreq="last", rto_us=10000,
         client_timeout=300, progress=0, window=16, max_retries=600,
-        initial_psn=None, reconnect_every=None):
+        initial_psn=None, reconnect_every=None, fault_seed=None):
     """Server + clients; returns (server_json, [client_json], [client rc]).
 
     initial_psn: every QP of every client (and the server's end) starts at
     that PSN, as Sherman's do (3185), so QPs of one client IP overlap in PSN.
     reconnect_every: each client QP is re-created (same QPNs, same initial
     PSN, the server told out of band) after every that many ops.
+    fault_seed: the server's fault seed (clients: fault_seed + 1 + c); the
+    default keeps 1000 and 2000 + c.  The faults are a pure function of the
+    seed and the frame's index, so a seed picks which early frames are lost.
 
     max_retries x rto_us (6 s) is the clients' retry budget per request: on
     this 2-core VM a busy-polling forwarder has been seen getting no CPU
@@ -221,7 +224,8 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
                                     "--progress", "0"] +
                                    psn_args(initial_psn) +
                                    (["--dump-clover", str(locks)] if workload == "clover" else []) +
-                                   fault_args(faults, 1000)),
+                                   fault_args(faults, 1000 if fault_seed is None
+                                              else fault_seed)),
                d, "server")
     t.wait_for(lambda: os.path.exists(ready) or srv.p.poll() is not None, 30,
                "memory server ready")
@@ -245,7 +249,7 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
             cmd += ["--ops", str(ops)]
         if duration:
             cmd += ["--duration", str(duration)]
-        cmd += fault_args(faults, 2000 + c)
+        cmd += fault_args(faults, 2000 + c if fault_seed is None else fault_seed + 1 + c)
         cls.append((Proc(t.in_ns(topo.ns_c, cmd), d, "client%d" % c), cj))
     rcs = [p.wait(client_timeout) for p, _ in cls]
     srv.p.terminate()

@@ -62,6 +62,8 @@ def body():
     ap.add_argument("--qps", type=int, default=2)
     ap.add_argument("--initial-psn", type=int, default=None)
     ap.add_argument("--reconnect-every", type=int, default=None)
+    ap.add_argument("--fault-seed", type=int, default=None,
+                    help="server fault seed (clients: +1+c); see e2e.run")
     ap.add_argument("--direct", action="store_true",
                     help="veth pair instead of swordd (the endpoints alone)")
     a, _ = ap.parse_known_args()
@@ -72,7 +74,8 @@ def body():
         sjs, cjs, rcs = e2e.run(topo, workload=a.workload, clients=a.clients, qps=a.qps,
                                 ops=a.ops, locks=locks, faults=FAULTS if a.faults else None,
                                 ack=a.ack, ackreq="last", initial_psn=a.initial_psn,
-                                reconnect_every=a.reconnect_every)
+                                reconnect_every=a.reconnect_every,
+                                fault_seed=a.fault_seed)
     except t.TestFailure:
         if not a.direct:   # what swordd decided, for the failure report
             log_swordd(topo.stop_swordd())
