@@ -61,6 +61,7 @@ struct qpw {
 	uint64_t ops;
 	uint64_t rng;
 	uint8_t rd[64];
+	uint8_t pre[24];           /* --read-before-acquire: the READ's destination */
 	uint8_t node[24];
 	uint8_t holder[8];
 	uint8_t zero[8];
@@ -188,6 +189,15 @@ post_acquire(struct client *c, uint32_t qi)
 		w.swap_add = q->tag;
 	}
 	q->state = ST_ACQ;
+	if (c->o->read_before_acquire) {
+		/* READ the record and CAS the lock in one batch (the READ's
+		 * result is not used): every acquire is two pipelined requests */
+		struct peer_wqe rd = { .opcode = ROCE_RC_READ_REQUEST, .len = 24,
+				       .buf = q->pre, .ackreq = true };
+
+		rd.va = record_va(c, q->lock);
+		post(c, qi, &rd, OP_AUX);
+	}
 	post(c, qi, &w, OP_ACQ);
 }
 

@@ -12,7 +12,7 @@
  * client-qpn-base+g and server QPN server-qpn-base+g, both sides start at
  * PSN peer_qp_psn0(psn-seed, g) (or --initial-psn N on every QP, as
  * Sherman), and the server binds QP g to the first address that sends it
- * that PSN.  Both sides must agree on the bases, the seed (or initial PSN)
+ * a request.  Both sides must agree on the bases, the seed (or initial PSN)
  * and the PMTU; the server's --max-qps must cover every g in use.  A client
  * with --reconnect-every re-creates its QPs and tells the server out of
  * band (UDP port 4792, see lib/peer/peer_ctl.c).
@@ -79,7 +79,9 @@ usage(FILE *f)
 "  --retry-storm N       consecutive failed acquires = storm (default 1000000)\n"
 "  --backoff-us N        wait before retrying a failed acquire (default 0)\n"
 "  --reconnect-every N   after every N ops a QP is re-created (same QPNs, same\n"
-"                        initial PSN) and the server told out of band (default 0: never)\n");
+"                        initial PSN) and the server told out of band (default 0: never)\n"
+"  --read-before-acquire lock workloads: each acquire is READ record + CAS lock, one\n"
+"                        batch (two pipelined requests from the first op on)\n");
 }
 
 static int
@@ -111,7 +113,7 @@ enum {
 	O_QUIET, O_LOSS, O_DUP, O_REORDER, O_REORDER_US, O_DELAY_US, O_FSEED, O_MR,
 	O_MAXQPS, O_ACK, O_DUMP, O_READY, O_SIP, O_SMAC, O_CID, O_QPS, O_WINDOW, O_RTO,
 	O_MAXRETRY, O_WORKLOAD, O_LOCKS, O_OPS, O_RKEY, O_BASE, O_ACKREQ, O_STORM,
-	O_BACKOFF, O_DUMP_CLOVER, O_INIT_PSN, O_RECONNECT, O_HELP,
+	O_BACKOFF, O_DUMP_CLOVER, O_INIT_PSN, O_RECONNECT, O_READ_FIRST, O_HELP,
 };
 
 static const struct option longopts[] = {
@@ -134,6 +136,7 @@ static const struct option longopts[] = {
 	{ "ackreq", 1, NULL, O_ACKREQ }, { "retry-storm", 1, NULL, O_STORM },
 	{ "backoff-us", 1, NULL, O_BACKOFF }, { "dump-clover", 1, NULL, O_DUMP_CLOVER },
 	{ "initial-psn", 1, NULL, O_INIT_PSN }, { "reconnect-every", 1, NULL, O_RECONNECT },
+	{ "read-before-acquire", 0, NULL, O_READ_FIRST },
 	{ "help", 0, NULL, O_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -186,6 +189,7 @@ main(int argc, char **argv)
 		case O_JSON: o.json = optarg; continue;
 		case O_READY: o.ready_file = optarg; continue;
 		case O_QUIET: o.quiet = true; continue;
+		case O_READ_FIRST: o.read_before_acquire = true; continue;
 		case O_HELP: usage(stdout); return 0;
 		case O_IP: case O_SIP:
 			if (inet_pton(AF_INET, optarg, &a) != 1)

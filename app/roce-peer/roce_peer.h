@@ -80,6 +80,7 @@ struct rp_opts {
 	uint64_t retry_storm;   /* consecutive failed acquires that count as a storm */
 	uint32_t backoff_us;
 	uint64_t reconnect_every; /* ops per QP between QP re-creations (0: never) */
+	bool read_before_acquire; /* lock workloads: READ record + CAS lock in one batch */
 };
 
 /* Out-of-band control socket: UDP on ip:port (port 0 = any), tiny receive

@@ -13,7 +13,8 @@
  *
  * QPs are static (see peer.h): QP g answers on qpn_base + g, sends to
  * peer_qpn_base + g, expects its initial PSN first (peer_qp_first_psn), and
- * binds to the MAC/IP of the first request that reaches it with that PSN.
+ * binds to the MAC/IP of the first request that reaches it (whatever its
+ * PSN: a first request past the initial PSN is NAKed, as by an RNIC).
  * A reconnect (peer_resp_reset_qp) puts it back in that unbound state.
  */
 #include <errno.h>
@@ -358,10 +359,9 @@ peer_resp_input(struct peer_resp *r, uint8_t *f, uint32_t len)
 	}
 	q = &r->qps[g];
 	if (!q->bound) {
-		if (p.psn != q->epsn) {
-			r->st.unknown_qp++;
-			return;
-		}
+		/* an RNIC's QP is in RTR with its peer before anything arrives,
+		 * so even a first request past the initial PSN (the one before it
+		 * was lost) gets its PSN-sequence NAK: bind on whatever comes first */
 		q->bound = true;
 		memcpy(q->peer.mac, f + 6, 6);
 		q->peer.ip = p.src_ip4;

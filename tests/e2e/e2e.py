@@ -196,13 +196,15 @@ def psn_args(initial_psn):
 def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None,
         locks=4, faults=None, ack="every", ackreq="last", rto_us=10000,
         client_timeout=300, progress=0, window=16, max_retries=600,
-        initial_psn=None, reconnect_every=None, fault_seed=None):
+        initial_psn=None, reconnect_every=None, fault_seed=None,
+        read_before_acquire=False):
     """Server + clients; returns (server_json, [client_json], [client rc]).
 
     initial_psn: every QP of every client (and the server's end) starts at
     that PSN, as Sherman's do (3185), so QPs of one client IP overlap in PSN.
     reconnect_every: each client QP is re-created (same QPNs, same initial
     PSN, the server told out of band) after every that many ops.
+    read_before_acquire: each acquire is READ record + CAS lock, one batch.
     fault_seed: the server's fault seed (clients: fault_seed + 1 + c); the
     default keeps 1000 and 2000 + c.  The faults are a pure function of the
     seed and the frame's index, so a seed picks which early frames are lost.
@@ -245,6 +247,8 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
         cmd += psn_args(initial_psn)
         if reconnect_every:
             cmd += ["--reconnect-every", str(reconnect_every)]
+        if read_before_acquire:
+            cmd += ["--read-before-acquire"]
         if ops:
             cmd += ["--ops", str(ops)]
         if duration:

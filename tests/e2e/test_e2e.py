@@ -62,6 +62,8 @@ def body():
     ap.add_argument("--qps", type=int, default=2)
     ap.add_argument("--initial-psn", type=int, default=None)
     ap.add_argument("--reconnect-every", type=int, default=None)
+    ap.add_argument("--read-before-acquire", action="store_true",
+                    help="each acquire is READ record + CAS lock in one batch")
     ap.add_argument("--fault-seed", type=int, default=None,
                     help="server fault seed (clients: +1+c); see e2e.run")
     ap.add_argument("--direct", action="store_true",
@@ -75,7 +77,8 @@ def body():
                                 ops=a.ops, locks=locks, faults=FAULTS if a.faults else None,
                                 ack=a.ack, ackreq="last", initial_psn=a.initial_psn,
                                 reconnect_every=a.reconnect_every,
-                                fault_seed=a.fault_seed)
+                                fault_seed=a.fault_seed,
+                                read_before_acquire=a.read_before_acquire)
     except t.TestFailure:
         if not a.direct:   # what swordd decided, for the failure report
             log_swordd(topo.stop_swordd())
