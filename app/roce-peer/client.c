@@ -20,6 +20,12 @@
  * shows there.  cas-bench runs perftest-like CAS/FAA/WRITE/READ loops with
  * their own checks (private CAS always succeeds, FAA results increase,
  * READ returns what was written).
+ *
+ * --reconnect-every N: after every N ops a QP, once idle, is re-created as a
+ * restarted application would (same QPNs, same initial PSN; Sherman starts
+ * every QP at 3185) and the server is told out of band to do the same with
+ * its end (RECONNECT / RECONNECTED, lib/peer/peer_ctl.c); the QP resumes
+ * its workload once the server answered.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -32,7 +38,10 @@
 
 int rp_udp_guard(void);
 
-enum qstate { ST_ACQ, ST_READ, ST_REL, ST_WAIT, ST_BENCH, ST_DONE };
+enum qstate { ST_ACQ, ST_READ, ST_REL, ST_WAIT, ST_BENCH, ST_RECONN, ST_DONE };
+
+/* resend an unanswered RECONNECT after this long (the datagram may be lost) */
+#define RECONN_RESEND_NS 200000000ull
 
 enum op_kind {
 	OP_ACQ = 1, OP_READ_REC, OP_AUX, OP_REL,
@@ -52,6 +61,7 @@ struct qpw {
 	uint64_t ops;
 	uint64_t rng;
 	uint8_t rd[64];
+	uint8_t pre[24];           /* --read-before-acquire: the READ's destination */
 	uint8_t node[24];
 	uint8_t holder[8];
 	uint8_t zero[8];
@@ -62,6 +72,10 @@ struct qpw {
 	/* clover */
 	uint32_t slots_used;
 	uint64_t new_node, cas_at;
+	/* reconnects */
+	uint32_t incarnation;      /* 1 = the QP as created at start */
+	uint64_t reconnected_at;   /* q->ops when the last reconnect was done */
+	uint64_t reconn_sent;      /* when RECONNECT was last sent (0: not yet) */
 };
 
 #define MAX_MSGS 16
@@ -75,6 +89,9 @@ struct client {
 	uint64_t *hint;        /* clover: per key, the tail this client believes in */
 	uint64_t walks;
 	uint64_t ops, retries, violations, faa_total, ops_at_last_progress;
+	uint64_t reconnects, ctl_resent;
+	int ctl_fd;
+	uint16_t ctl_port;
 	bool storm, stopping;
 	uint64_t last_completion;
 	char msgs[MAX_MSGS][200];
@@ -172,6 +189,15 @@ post_acquire(struct client *c, uint32_t qi)
 		w.swap_add = q->tag;
 	}
 	q->state = ST_ACQ;
+	if (c->o->read_before_acquire) {
+		/* READ the record and CAS the lock in one batch (the READ's
+		 * result is not used): every acquire is two pipelined requests */
+		struct peer_wqe rd = { .opcode = ROCE_RC_READ_REQUEST, .len = 24,
+				       .buf = q->pre, .ackreq = true };
+
+		rd.va = record_va(c, q->lock);
+		post(c, qi, &rd, OP_AUX);
+	}
 	post(c, qi, &w, OP_ACQ);
 }
 
@@ -289,6 +315,12 @@ start_op(struct client *c, uint32_t qi, uint64_t now)
 
 	if (!want_more(c, q)) {
 		q->state = ST_DONE;
+		return;
+	}
+	if (c->o->reconnect_every && q->ops && q->ops % c->o->reconnect_every == 0 &&
+	    q->reconnected_at != q->ops) {
+		q->state = ST_RECONN;    /* driven by reconnect_step from the main loop */
+		q->reconn_sent = 0;
 		return;
 	}
 	if (c->o->workload == WL_CASBENCH) {
@@ -511,6 +543,63 @@ on_complete(void *ctx, uint32_t qi, struct peer_wqe *w)
 	start_op(c, qi, now);
 }
 
+/*
+ * A QP waiting to be re-created: once nothing is outstanding, reset it
+ * (same QPN, initial PSN), let every frame of the old incarnation that the
+ * link still holds back (fault delay) leave first, and ask the server to
+ * reset its end; resend until answered.
+ */
+static void
+reconnect_step(struct client *c, uint32_t qi, struct peer_link *link, uint64_t now)
+{
+	struct qpw *q = &c->q[qi];
+	struct peer_ctl_msg m = { .type = PEER_CTL_RECONNECT };
+
+	if (q->reconn_sent && now - q->reconn_sent < RECONN_RESEND_NS)
+		return;
+	if (!q->reconn_sent) {
+		if (peer_req_outstanding(c->req, qi))
+			return;
+		if (peer_req_reset_qp(c->req, qi))
+			return;
+		peer_link_flush(link, UINT64_MAX);
+		q->incarnation++;
+	} else {
+		c->ctl_resent++;
+	}
+	m.incarnation = q->incarnation;
+	m.client_qpn = (c->o->client_qpn_base + q->g) & ROCE_QPN_MASK;
+	m.server_qpn = (c->o->server_qpn_base + q->g) & ROCE_QPN_MASK;
+	m.psn = peer_req_first_psn(c->req, qi);
+	if (c->ctl_fd < 0 || rp_ctl_send(c->ctl_fd, c->o->server_ip, PEER_CTL_PORT, &m)) {
+		if (c->n_err < MAX_MSGS)
+			snprintf(c->err_msgs[c->n_err++], sizeof(c->err_msgs[0]),
+				 "qp %u: cannot send RECONNECT: %s", q->g, strerror(errno));
+		q->state = ST_DONE;
+		return;
+	}
+	q->reconn_sent = now;
+}
+
+/* RECONNECTED from the server: the QP it names resumes its workload. */
+static void
+on_ctl(struct client *c, const struct peer_ctl_msg *m, uint64_t now)
+{
+	for (uint32_t i = 0; i < c->o->n_qps; i++) {
+		struct qpw *q = &c->q[i];
+
+		if (m->client_qpn != ((c->o->client_qpn_base + q->g) & ROCE_QPN_MASK))
+			continue;
+		if (q->state != ST_RECONN || !q->reconn_sent || m->incarnation != q->incarnation)
+			return;  /* an answer to a resent request already answered */
+		c->reconnects++;
+		c->last_completion = now;
+		q->reconnected_at = q->ops;
+		start_op(c, i, now);
+		return;
+	}
+}
+
 static void
 print_json(struct client *c, FILE *f, double secs, struct peer_link *link)
 {
@@ -523,7 +612,8 @@ print_json(struct client *c, FILE *f, double secs, struct peer_link *link)
 		"\"lat_p50_us\": %.1f, \"lat_p99_us\": %.1f, \"rdma_ops\": %llu, "
 		"\"rdma_p50_us\": %.1f, \"rdma_p99_us\": %.1f, \"retries\": %llu, "
 		"\"violations\": %llu, \"retry_storm\": %s, \"qp_errors\": %llu, "
-		"\"faa_total\": %llu, \"clover_walks\": %llu, ",
+		"\"faa_total\": %llu, \"clover_walks\": %llu, \"reconnects\": %llu, "
+		"\"ctl_resent\": %llu, ",
 		c->o->client_id, wl[c->o->workload], c->o->n_qps, secs,
 		(unsigned long long)c->ops, secs > 0 ? c->ops / secs : 0.0,
 		lat_pct_us(&c->lat, 50), lat_pct_us(&c->lat, 99),
@@ -531,11 +621,12 @@ print_json(struct client *c, FILE *f, double secs, struct peer_link *link)
 		lat_pct_us(&c->rdma_lat, 99), (unsigned long long)c->retries,
 		(unsigned long long)c->violations, c->storm ? "true" : "false",
 		(unsigned long long)s->qp_errors, (unsigned long long)c->faa_total,
-		(unsigned long long)c->walks);
+		(unsigned long long)c->walks, (unsigned long long)c->reconnects,
+		(unsigned long long)c->ctl_resent);
 #define S(x) fprintf(f, "\"%s\": %llu, ", #x, (unsigned long long)s->x)
 	S(rx_frames); S(rx_not_mine); S(rx_bad_icrc); S(rx_malformed); S(tx_pkts);
 	S(retx_pkts); S(timeouts); S(naks_seq); S(implied_naks); S(rnr_naks);
-	S(stale_responses); S(completions); S(msn_mismatch);
+	S(stale_responses); S(completions); S(msn_mismatch); S(qp_resets);
 #undef S
 #define L(x) fprintf(f, "\"link_%s\": %llu, ", #x, (unsigned long long)ls->x)
 	L(tx); L(rx); L(tx_err); L(fault_lost); L(fault_dup); L(fault_reordered);
@@ -557,7 +648,7 @@ int
 rp_client(const struct rp_opts *o)
 {
 	struct peer_req_cfg cfg = { 0 };
-	struct client c = { .o = o };
+	struct client c = { .o = o, .ctl_fd = -1 };
 	struct peer_link *link;
 	static uint8_t buf[65536];
 	char err[256];
@@ -580,6 +671,8 @@ rp_client(const struct rp_opts *o)
 	cfg.first_qp = o->client_id * o->n_qps;
 	cfg.n_qps = o->n_qps;
 	cfg.psn_seed = o->psn_seed;
+	cfg.fixed_psn = o->fixed_psn;
+	cfg.initial_psn = o->initial_psn;
 	cfg.pmtu = o->pmtu;
 	cfg.window = o->window;
 	cfg.rto_ns = o->rto_us * 1000;
@@ -596,6 +689,13 @@ rp_client(const struct rp_opts *o)
 	lat_init(&c.lat);
 	lat_init(&c.rdma_lat);
 	guard = rp_udp_guard();
+	if (o->reconnect_every) {
+		c.ctl_fd = rp_ctl_socket(o->ip, 0, &c.ctl_port);
+		if (c.ctl_fd < 0) {
+			fprintf(stderr, "roce-peer client: control socket: %s\n", strerror(errno));
+			return 2;
+		}
+	}
 
 	t0 = now = peer_now_ns();
 	c.last_completion = t0;
@@ -609,6 +709,7 @@ rp_client(const struct rp_opts *o)
 		q->g = cfg.first_qp + i;
 		q->tag = q->g + 1;
 		q->rng = 0x243f6a8885a308d3ull ^ ((uint64_t)q->g * 0x9e3779b97f4a7c15ull);
+		q->incarnation = 1;
 		if (o->workload == WL_CASBENCH) {
 			struct peer_wqe w = { .opcode = ROCE_RC_READ_REQUEST, .len = 8,
 					      .buf = q->rd, .ackreq = true };
@@ -625,7 +726,21 @@ rp_client(const struct rp_opts *o)
 		int n = peer_link_recv(link, buf, sizeof(buf), 500000);
 
 		for (int burst = 0; n > 0 && burst < 64; burst++) {
-			peer_req_input(c.req, buf, (uint32_t)n);
+			struct peer_ctl_msg m;
+			uint32_t sip, dip;
+			uint16_t sport, dport;
+
+			/* the server's answer, in wire order after its last frame
+			 * of the old incarnation */
+			if (c.ctl_fd >= 0 &&
+			    peer_ctl_from_frame(buf, (uint32_t)n, PEER_CTL_PORT, &m, &sip, &dip,
+						&sport, &dport)) {
+				if (dip == o->ip && dport == c.ctl_port && sip == o->server_ip &&
+				    m.type == PEER_CTL_RECONNECTED)
+					on_ctl(&c, &m, peer_now_ns());
+			} else {
+				peer_req_input(c.req, buf, (uint32_t)n);
+			}
 			n = peer_link_recv(link, buf, sizeof(buf), 0);
 		}
 		if (n < 0) {
@@ -653,6 +768,12 @@ rp_client(const struct rp_opts *o)
 					q->state = ST_DONE;
 				else if (now >= q->not_before)
 					post_acquire(&c, i);
+			}
+			if (q->state == ST_RECONN) {
+				if (c.stopping)
+					q->state = ST_DONE;
+				else
+					reconnect_step(&c, i, link, now);
 			}
 			done += q->state == ST_DONE;
 		}
@@ -700,14 +821,14 @@ rp_client(const struct rp_opts *o)
 			}
 	if (!o->quiet) {
 		printf("client %u done: %s ops=%llu in %.2fs = %.0f ops/s, p50=%.1fus p99=%.1fus "
-		       "retries=%llu retx=%llu violations=%llu qp_errors=%llu%s\n",
+		       "retries=%llu retx=%llu violations=%llu qp_errors=%llu reconnects=%llu%s\n",
 		       o->client_id, rc ? "FAIL" : "ok", (unsigned long long)c.ops, secs,
 		       c.ops / secs, lat_pct_us(&c.lat, 50), lat_pct_us(&c.lat, 99),
 		       (unsigned long long)c.retries,
 		       (unsigned long long)peer_req_stats(c.req)->retx_pkts,
 		       (unsigned long long)c.violations,
 		       (unsigned long long)peer_req_stats(c.req)->qp_errors,
-		       c.storm ? " RETRY-STORM" : "");
+		       (unsigned long long)c.reconnects, c.storm ? " RETRY-STORM" : "");
 		for (uint32_t i = 0; i < c.n_err; i++)
 			printf("client %u error: %s\n", o->client_id, c.err_msgs[i]);
 	}
@@ -725,6 +846,8 @@ rp_client(const struct rp_opts *o)
 	}
 	if (guard >= 0)
 		close(guard);
+	if (c.ctl_fd >= 0)
+		close(c.ctl_fd);
 	lat_free(&c.lat);
 	lat_free(&c.rdma_lat);
 	free(c.q);

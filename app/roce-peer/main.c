@@ -10,9 +10,12 @@
  * QP setup is static (no connection manager): client C with Q QPs owns the
  * global QP indexes g = C*Q .. C*Q+Q-1; QP g is client QPN
  * client-qpn-base+g and server QPN server-qpn-base+g, both sides start at
- * PSN peer_qp_psn0(psn-seed, g), and the server binds QP g to the first
- * address that sends it that PSN.  Both sides must agree on the bases, the
- * seed and the PMTU; the server's --max-qps must cover every g in use.
+ * PSN peer_qp_psn0(psn-seed, g) (or --initial-psn N on every QP, as
+ * Sherman), and the server binds QP g to the first address that sends it
+ * a request.  Both sides must agree on the bases, the seed (or initial PSN)
+ * and the PMTU; the server's --max-qps must cover every g in use.  A client
+ * with --reconnect-every re-creates its QPs and tells the server out of
+ * band (UDP port 4792, see lib/peer/peer_ctl.c).
  *
  * Exit status: 0 ok; 1 violation, QP error, retry storm, or incomplete run;
  * 2 usage or setup error.
@@ -46,6 +49,7 @@ usage(FILE *f)
 "  --iface IF            interface (AF_PACKET; needs CAP_NET_RAW)\n"
 "  --ip A                own IPv4 address\n"
 "  --psn-seed N          initial PSN seed both sides agree on (default 1)\n"
+"  --initial-psn N       every QP starts at PSN N instead (Sherman: 3185)\n"
 "  --pmtu N              256..4096 (default 1024)\n"
 "  --server-qpn-base N   (default 0x100)   --client-qpn-base N (default 0x10000)\n"
 "  --duration S          seconds (server: 0 = until SIGINT/SIGTERM)\n"
@@ -73,7 +77,11 @@ usage(FILE *f)
 "  --rkey N --base VA    remote MR (defaults match the server's default MR)\n"
 "  --ackreq all|last     AckReq on every WRITE or on the last of a batch\n"
 "  --retry-storm N       consecutive failed acquires = storm (default 1000000)\n"
-"  --backoff-us N        wait before retrying a failed acquire (default 0)\n");
+"  --backoff-us N        wait before retrying a failed acquire (default 0)\n"
+"  --reconnect-every N   after every N ops a QP is re-created (same QPNs, same\n"
+"                        initial PSN) and the server told out of band (default 0: never)\n"
+"  --read-before-acquire lock workloads: each acquire is READ record + CAS lock, one\n"
+"                        batch (two pipelined requests from the first op on)\n");
 }
 
 static int
@@ -105,7 +113,7 @@ enum {
 	O_QUIET, O_LOSS, O_DUP, O_REORDER, O_REORDER_US, O_DELAY_US, O_FSEED, O_MR,
 	O_MAXQPS, O_ACK, O_DUMP, O_READY, O_SIP, O_SMAC, O_CID, O_QPS, O_WINDOW, O_RTO,
 	O_MAXRETRY, O_WORKLOAD, O_LOCKS, O_OPS, O_RKEY, O_BASE, O_ACKREQ, O_STORM,
-	O_BACKOFF, O_DUMP_CLOVER, O_HELP,
+	O_BACKOFF, O_DUMP_CLOVER, O_INIT_PSN, O_RECONNECT, O_READ_FIRST, O_HELP,
 };
 
 static const struct option longopts[] = {
@@ -127,6 +135,8 @@ static const struct option longopts[] = {
 	{ "ops", 1, NULL, O_OPS }, { "rkey", 1, NULL, O_RKEY }, { "base", 1, NULL, O_BASE },
 	{ "ackreq", 1, NULL, O_ACKREQ }, { "retry-storm", 1, NULL, O_STORM },
 	{ "backoff-us", 1, NULL, O_BACKOFF }, { "dump-clover", 1, NULL, O_DUMP_CLOVER },
+	{ "initial-psn", 1, NULL, O_INIT_PSN }, { "reconnect-every", 1, NULL, O_RECONNECT },
+	{ "read-before-acquire", 0, NULL, O_READ_FIRST },
 	{ "help", 0, NULL, O_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -179,6 +189,7 @@ main(int argc, char **argv)
 		case O_JSON: o.json = optarg; continue;
 		case O_READY: o.ready_file = optarg; continue;
 		case O_QUIET: o.quiet = true; continue;
+		case O_READ_FIRST: o.read_before_acquire = true; continue;
 		case O_HELP: usage(stdout); return 0;
 		case O_IP: case O_SIP:
 			if (inet_pton(AF_INET, optarg, &a) != 1)
@@ -273,6 +284,13 @@ main(int argc, char **argv)
 		case O_BASE: o.base = v; break;
 		case O_STORM: if (!v) return bad(name, optarg); o.retry_storm = v; break;
 		case O_BACKOFF: o.backoff_us = (uint32_t)v; break;
+		case O_INIT_PSN:
+			if (v > ROCE_PSN_MASK)
+				return bad(name, optarg);
+			o.fixed_psn = true;
+			o.initial_psn = (uint32_t)v;
+			break;
+		case O_RECONNECT: o.reconnect_every = v; break;
 		case O_DUMP_CLOVER: if (v > RP_CLOVER_MAX_KEYS) return bad(name, optarg); o.dump_clover = (uint32_t)v; break;
 		default: usage(stderr); return 2;
 		}

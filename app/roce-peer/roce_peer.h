@@ -46,6 +46,8 @@ struct rp_opts {
 	const char *iface;
 	uint32_t ip;            /* network order */
 	uint32_t psn_seed;
+	bool fixed_psn;         /* --initial-psn given: every QP starts at initial_psn */
+	uint32_t initial_psn;
 	uint32_t pmtu;
 	uint32_t server_qpn_base, client_qpn_base;
 	struct peer_faults faults;
@@ -77,7 +79,15 @@ struct rp_opts {
 	bool ackreq_all;
 	uint64_t retry_storm;   /* consecutive failed acquires that count as a storm */
 	uint32_t backoff_us;
+	uint64_t reconnect_every; /* ops per QP between QP re-creations (0: never) */
+	bool read_before_acquire; /* lock workloads: READ record + CAS lock in one batch */
 };
+
+/* Out-of-band control socket: UDP on ip:port (port 0 = any), tiny receive
+ * buffer, never read (both roles take the datagrams from their AF_PACKET
+ * stream, in wire order).  Returns the fd and the bound port, or -1. */
+int rp_ctl_socket(uint32_t ip, uint16_t port, uint16_t *bound_port);
+int rp_ctl_send(int fd, uint32_t ip, uint16_t port, const struct peer_ctl_msg *m);
 
 /* Latency histogram: 1 us buckets up to 100 ms, then one overflow bucket. */
 #define LAT_BUCKETS 100001u

@@ -40,6 +40,71 @@ rp_udp_guard(void)
 	return fd;
 }
 
+int
+rp_ctl_socket(uint32_t ip, uint16_t port, uint16_t *bound_port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port),
+				   .sin_addr.s_addr = ip };
+	socklen_t sl = sizeof(sin);
+	int small = 4096;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &sl) < 0) {
+		close(fd);
+		return -1;
+	}
+	*bound_port = ntohs(sin.sin_port);
+	return fd;
+}
+
+int
+rp_ctl_send(int fd, uint32_t ip, uint16_t port, const struct peer_ctl_msg *m)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = ip };
+	uint8_t buf[PEER_CTL_LEN];
+	uint32_t n = peer_ctl_encode(buf, sizeof(buf), m);
+
+	return sendto(fd, buf, n, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)n ? 0 : -1;
+}
+
+/*
+ * A client re-created QP g and asks us to do the same (RTR at m->psn).  A
+ * resent request of an incarnation already done is only answered again: the
+ * new incarnation may have started sending by then.  Frames this server
+ * still holds back (fault delay) belong to the old incarnation: they leave
+ * before the answer, as they would have left a real NIC before the reset.
+ */
+static void
+on_ctl(const struct rp_opts *o, struct peer_resp *r, struct peer_link *link, int ctl_fd,
+       uint32_t *incarnation, const struct peer_ctl_msg *m, uint32_t src_ip,
+       uint16_t src_port, uint64_t *bad)
+{
+	struct peer_ctl_msg ans = *m;
+	uint32_t g = m->server_qpn - o->server_qpn_base;
+
+	if (m->type != PEER_CTL_RECONNECT || m->server_qpn < o->server_qpn_base ||
+	    g >= o->max_qps || m->client_qpn != ((o->client_qpn_base + g) & ROCE_QPN_MASK) ||
+	    m->incarnation == 0 || ctl_fd < 0) {
+		(*bad)++;
+		return;
+	}
+	if (m->incarnation < incarnation[g])
+		return;    /* older than the incarnation running now */
+	if (m->incarnation > incarnation[g]) {
+		peer_link_flush(link, UINT64_MAX);
+		peer_resp_reset_qp(r, g, m->psn);
+		incarnation[g] = m->incarnation;
+	}
+	ans.type = PEER_CTL_RECONNECTED;
+	if (rp_ctl_send(ctl_fd, src_ip, src_port, &ans))
+		(*bad)++;
+}
+
 static void
 json_stats(FILE *f, const struct peer_resp_stats *s, const struct peer_link_stats *ls)
 {
@@ -48,7 +113,7 @@ json_stats(FILE *f, const struct peer_resp_stats *s, const struct peer_link_stat
 	S(unknown_qp); S(peer_mismatch); S(writes); S(reads); S(atomics); S(sends);
 	S(read_resp_pkts); S(acks); S(naks_seq); S(naks_access); S(naks_invalid);
 	S(seq_dropped); S(dup_writes); S(dup_reads); S(dup_atomics); S(dup_unknown);
-	S(coalesced);
+	S(coalesced); S(qp_resets);
 #undef S
 #define L(x) fprintf(f, "\"link_%s\": %llu, ", #x, (unsigned long long)ls->x)
 	L(tx); L(rx); L(tx_err); L(fault_lost); L(fault_dup); L(fault_reordered);
@@ -95,8 +160,10 @@ rp_server(const struct rp_opts *o)
 	struct peer_resp *r;
 	static uint8_t buf[65536];
 	char err[256];
-	uint64_t t0, next_progress, end;
-	int guard;
+	uint64_t t0, next_progress, end, ctl_bad = 0;
+	uint32_t *incarnation;
+	uint16_t ctl_port;
+	int guard, ctl_fd;
 
 	link = peer_link_open(o->iface, &o->faults, cfg.self.mac, err, sizeof(err));
 	if (!link) {
@@ -109,13 +176,20 @@ rp_server(const struct rp_opts *o)
 	cfg.peer_qpn_base = o->client_qpn_base;
 	cfg.max_qps = o->max_qps;
 	cfg.psn_seed = o->psn_seed;
+	cfg.fixed_psn = o->fixed_psn;
+	cfg.initial_psn = o->initial_psn;
 	cfg.pmtu = o->pmtu;
 	cfg.ack_mode = o->ack_mode;
 	cfg.ack_k = o->ack_k;
 	cfg.n_mrs = o->n_mrs;
 	memcpy(cfg.mrs, o->mrs, sizeof(cfg.mrs));
 	r = peer_resp_create(&cfg, link, err, sizeof(err));
-	if (!r) {
+	incarnation = calloc(o->max_qps, sizeof(*incarnation));
+	if (r && !incarnation)
+		snprintf(err, sizeof(err), "out of memory");
+	if (!r || !incarnation) {
+		free(incarnation);
+		peer_resp_destroy(r);
 		fprintf(stderr, "roce-peer server: %s\n", err);
 		peer_link_close(link);
 		return 2;
@@ -124,6 +198,10 @@ rp_server(const struct rp_opts *o)
 	if (guard < 0)
 		fprintf(stderr, "roce-peer server: warning: cannot bind UDP/%d (%s): the kernel "
 			"may answer with ICMP\n", ROCE_UDP_PORT, strerror(errno));
+	ctl_fd = rp_ctl_socket(o->ip, PEER_CTL_PORT, &ctl_port);
+	if (ctl_fd < 0)
+		fprintf(stderr, "roce-peer server: warning: cannot bind UDP/%d (%s): clients "
+			"cannot reconnect\n", PEER_CTL_PORT, strerror(errno));
 	if (o->ready_file) {
 		FILE *f = fopen(o->ready_file, "w");
 
@@ -137,9 +215,20 @@ rp_server(const struct rp_opts *o)
 		int n = peer_link_recv(link, buf, sizeof(buf), 50000000);
 		uint64_t now;
 
-		if (n > 0)
-			peer_resp_input(r, buf, (uint32_t)n);
-		else if (n < 0) {
+		if (n > 0) {
+			struct peer_ctl_msg m;
+			uint32_t sip, dip;
+			uint16_t sport, dport;
+
+			if (peer_ctl_from_frame(buf, (uint32_t)n, PEER_CTL_PORT, &m, &sip, &dip,
+						&sport, &dport)) {
+				if (dip == o->ip && dport == PEER_CTL_PORT)
+					on_ctl(o, r, link, ctl_fd, incarnation, &m, sip, sport,
+					       &ctl_bad);
+			} else {
+				peer_resp_input(r, buf, (uint32_t)n);
+			}
+		} else if (n < 0) {
 			fprintf(stderr, "roce-peer server: receive: %s\n", strerror(-n));
 			break;
 		}
@@ -181,7 +270,8 @@ rp_server(const struct rp_opts *o)
 		if (!f) {
 			fprintf(stderr, "roce-peer server: %s: %s\n", o->json, strerror(errno));
 		} else {
-			fprintf(f, "{\"role\": \"server\", \"active_qps\": %u, ", peer_resp_active_qps(r));
+			fprintf(f, "{\"role\": \"server\", \"active_qps\": %u, \"ctl_bad\": %llu, ",
+				peer_resp_active_qps(r), (unsigned long long)ctl_bad);
 			json_stats(f, peer_resp_stats(r), peer_link_stats(link));
 			fprintf(f, "\"lock_words\": [");
 			for (uint32_t i = 0; i < o->dump_locks; i++) {
@@ -213,6 +303,9 @@ rp_server(const struct rp_opts *o)
 	}
 	if (guard >= 0)
 		close(guard);
+	if (ctl_fd >= 0)
+		close(ctl_fd);
+	free(incarnation);
 	peer_resp_destroy(r);
 	peer_link_close(link);
 	return 0;

@@ -24,8 +24,16 @@
  * -B runs a deliberately broken lock (a failed CAS counts as acquired) to
  * show that the checks above do catch overlapping holders.
  *
+ * -P PSN starts every QP at the same send PSN, as Sherman does (3185), so
+ * the QPs of this host overlap in PSN exactly.  -R N reconnects each QP
+ * after every N critical sections, as a restarted application would: the
+ * QP goes to RESET and back to RTS with the same QPN and the same initial
+ * PSN, and the memory server is asked over the QP's TCP connection to do
+ * the same with its end ('X' + our QP info; it answers 'R').
+ *
  *   sword-lock-client [-d DEV] [-x GID] [-p PORT] [-t THREADS] [-n OPS]
- *                     [-l LOCKS] [-w TIMEOUT_MS] [-T N] [-B] SERVER_IP
+ *                     [-l LOCKS] [-w TIMEOUT_MS] [-T N] [-P PSN] [-R N] [-B]
+ *                     SERVER_IP
  */
 #include <errno.h>
 #include <getopt.h>
@@ -53,6 +61,8 @@ struct options {
 	int timeout_ms;              /* per work request */
 	int broken;                  /* -B: ignore failed CAS (checks the checker) */
 	int ack_timeout;             /* -T: QP local ACK timeout exponent, 0 = none */
+	long initial_psn;            /* -P: every QP's send PSN, -1 = random */
+	unsigned int reconnect_every; /* -R: critical sections between reconnects, 0 = never */
 };
 
 struct thread_ctx {
@@ -73,7 +83,8 @@ struct thread_ctx {
 		struct lock_record all[LOCK_MAX];
 	} buf;
 	/* results */
-	uint64_t ops, cas, cas_failed, retries, errors, violations;
+	struct rc_info peer;         /* the server's QP, as exchanged */
+	uint64_t ops, cas, cas_failed, retries, errors, violations, reconnects;
 	uint64_t op_ns, acquire_ns;
 	unsigned int seed;
 };
@@ -201,6 +212,35 @@ critical_section(struct thread_ctx *t, unsigned int lock, uint64_t tag)
 	return 0;
 }
 
+/*
+ * Reconnect an idle QP (the last release was signaled and completed):
+ * RESET, tell the server ('X' + our info: same QPN, same initial PSN), wait
+ * for its 'R' (its QP went through RESET to RTR at our PSN), then INIT ->
+ * RTR -> RTS again.  Returns -1 on failure.
+ */
+static int
+reconnect(struct thread_ctx *t)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	struct rc_info mine;
+	char ready;
+
+	if (ibv_modify_qp(t->q.qp, &a, IBV_QP_STATE) != 0) {
+		fprintf(stderr, "thread %u: modify QP to RESET: %s\n", t->id, strerror(errno));
+		return -1;
+	}
+	rc_qp_info(&t->q, t->d, &mine);
+	if (write(t->fd, "X", 1) != 1 || rc_send_info(t->fd, &mine) != 0 ||
+	    read(t->fd, &ready, 1) != 1 || ready != 'R') {
+		fprintf(stderr, "thread %u: server did not confirm the reconnect\n", t->id);
+		return -1;
+	}
+	if (rc_qp_connect(&t->q, t->d, &t->peer) != 0)
+		return -1;
+	t->reconnects++;
+	return 0;
+}
+
 static void *
 run_thread(void *arg)
 {
@@ -210,6 +250,11 @@ run_thread(void *arg)
 		unsigned int lock = t->o->locks == 1 ? 0 : (unsigned int)rand_r(&t->seed) % t->o->locks;
 		uint64_t tag = ((uint64_t)(t->id + 1) << 32) | (op + 1);
 
+		if (op && t->o->reconnect_every && op % t->o->reconnect_every == 0 &&
+		    reconnect(t) != 0) {
+			t->errors++;
+			break;
+		}
 		if (critical_section(t, lock, tag) != 0)
 			break;
 	}
@@ -224,6 +269,8 @@ connect_thread(struct thread_ctx *t)
 
 	if (rc_qp_create(&t->q, t->d, 1, 16) != 0)
 		return -1;
+	if (t->o->initial_psn >= 0)
+		t->q.psn = (uint32_t)t->o->initial_psn;
 	t->q.ack_timeout = (uint8_t)t->o->ack_timeout;
 	t->mr = ibv_reg_mr(t->d->pd, &t->buf, sizeof(t->buf), IBV_ACCESS_LOCAL_WRITE);
 	if (t->mr == NULL) {
@@ -245,6 +292,7 @@ connect_thread(struct thread_ctx *t)
 		fprintf(stderr, "thread %u: server did not confirm its QP\n", t->id);
 		return -1;
 	}
+	t->peer = peer;
 	t->raddr = peer.addr;
 	t->rkey = peer.rkey;
 	if (peer.length < RECORD_OFFSET + (uint64_t)RECORD_STRIDE * t->o->locks) {
@@ -277,12 +325,16 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: sword-lock-client [-d DEV] [-x GID_INDEX] [-p PORT] [-t THREADS] [-n OPS]\n"
-		"                         [-l LOCKS] [-w TIMEOUT_MS] [-T N] [-B] SERVER_IP\n"
+		"                         [-l LOCKS] [-w TIMEOUT_MS] [-T N] [-P PSN] [-R N] [-B]\n"
+		"                         SERVER_IP\n"
 		"  -t THREADS  threads, one RC QP each (default 4, max %d)\n"
 		"  -n OPS      critical sections per thread (default 200)\n"
 		"  -l LOCKS    lock words contended for (default 1, max %d)\n"
 		"  -w MS       timeout per work request (default 10000)\n"
 		"  -T N        QP ACK timeout 4.096us * 2^N, 0 = none (default 0, see verbs_rc.h)\n"
+		"  -P PSN      every QP starts at this send PSN (Sherman: 3185; default random)\n"
+		"  -R N        reconnect each QP after every N critical sections: RESET and\n"
+		"              back to RTS, same QPN, same initial PSN (default 0 = never)\n"
 		"  -B          broken lock: enter even when the CAS failed (self-test:\n"
 		"              the run must then report violations)\n",
 		MAX_THREADS, LOCK_MAX);
@@ -294,18 +346,19 @@ main(int argc, char **argv)
 {
 	struct options o = {
 		.gid_index = -1, .port = LOCK_TCP_PORT, .threads = 4, .ops = 200,
-		.locks = 1, .timeout_ms = 10000,
+		.locks = 1, .timeout_ms = 10000, .initial_psn = -1,
 	};
 	static struct thread_ctx threads[MAX_THREADS];
 	pthread_t tids[MAX_THREADS];
 	uint64_t before[LOCK_MAX], words[LOCK_MAX];
 	uint64_t ops = 0, cas = 0, cas_failed = 0, retries = 0, errors = 0, violations = 0;
+	uint64_t reconnects = 0;
 	uint64_t op_ns = 0, acquire_ns = 0, grew = 0, t0, elapsed;
 	unsigned int i, l, started = 0;
 	struct rc_dev d;
 	int opt, ok;
 
-	while ((opt = getopt(argc, argv, "d:x:p:t:n:l:w:T:Bh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:x:p:t:n:l:w:T:P:R:Bh")) != -1) {
 		switch (opt) {
 		case 'd': o.dev = optarg; break;
 		case 'x': o.gid_index = atoi(optarg); break;
@@ -316,12 +369,14 @@ main(int argc, char **argv)
 		case 'w': o.timeout_ms = atoi(optarg); break;
 		case 'B': o.broken = 1; break;
 		case 'T': o.ack_timeout = atoi(optarg); break;
+		case 'P': o.initial_psn = strtol(optarg, NULL, 0); break;
+		case 'R': o.reconnect_every = (unsigned int)atoi(optarg); break;
 		default: usage();
 		}
 	}
 	if (optind != argc - 1 || o.threads < 1 || o.threads > MAX_THREADS ||
 	    o.locks < 1 || o.locks > LOCK_MAX || o.timeout_ms < 1 ||
-	    o.ack_timeout < 0 || o.ack_timeout > 31)
+	    o.ack_timeout < 0 || o.ack_timeout > 31 || o.initial_psn > 0xffffff)
 		usage();
 	o.server = argv[optind];
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -340,6 +395,9 @@ main(int argc, char **argv)
 	}
 	printf("lock-client: %u threads (one QP each), %u ops each, %u locks, server %s "
 	       "region 0x%" PRIx64 "\n", o.threads, o.ops, o.locks, o.server, threads[0].raddr);
+	for (i = 0; i < o.threads; i++)
+		printf("lock-client: thread %u QP 0x%x -> server QP 0x%x, initial PSN %u\n", i,
+		       threads[i].q.qp->qp_num, threads[i].peer.qpn, threads[i].q.psn);
 
 	/* Baseline: the records may hold counts from an earlier run. */
 	if (read_state(&threads[0], words) != 0)
@@ -374,6 +432,7 @@ main(int argc, char **argv)
 		retries += t->retries;
 		errors += t->errors;
 		violations += t->violations;
+		reconnects += t->reconnects;
 		op_ns += t->op_ns;
 		acquire_ns += t->acquire_ns;
 	}
@@ -407,9 +466,9 @@ main(int argc, char **argv)
 	ok = errors == 0 && violations == 0 && ops == (uint64_t)o.threads * o.ops;
 	printf("lock-client: ops=%" PRIu64 " cas=%" PRIu64 " cas_failed=%" PRIu64
 	       " retries=%" PRIu64 " errors=%" PRIu64 " violations=%" PRIu64
-	       " counters_grew=%" PRIu64 " elapsed_ms=%.1f ops_per_s=%.0f avg_op_us=%.1f"
+	       " counters_grew=%" PRIu64 " reconnects=%" PRIu64 " elapsed_ms=%.1f ops_per_s=%.0f avg_op_us=%.1f"
 	       " avg_acquire_us=%.1f result=%s\n",
-	       ops, cas, cas_failed, retries, errors, violations, grew, elapsed / 1e6,
+	       ops, cas, cas_failed, retries, errors, violations, grew, reconnects, elapsed / 1e6,
 	       elapsed ? ops * 1e9 / elapsed : 0.0, ops ? op_ns / 1e3 / ops : 0.0,
 	       ops ? acquire_ns / 1e3 / ops : 0.0, ok ? "PASS" : "FAIL");
 

@@ -8,7 +8,11 @@
  * it maps a zeroed region at a fixed address (so swordd's [lock.X] base is
  * known in advance), registers it for remote READ, WRITE and ATOMIC, and
  * for each TCP connection creates one RC QP and swaps QP info.  The QP
- * lives until the TCP connection closes.  On SIGTERM/SIGINT it prints the
+ * lives until the TCP connection closes.  A client that reconnects its QP
+ * (same QPN, its initial PSN again: sword-lock-client -R) sends 'X' and its
+ * QP info on that connection; our QP then goes through RESET back to RTS
+ * at the client's PSN, as a real out-of-band reconnect does, and we answer
+ * 'R'.  On SIGTERM/SIGINT it prints the
  * lock words and record counters it holds, which is the ground truth a
  * test can compare with the client's count.
  *
@@ -35,6 +39,7 @@
 struct client {
 	int fd;              /* -1 = free slot */
 	struct rc_qp q;
+	unsigned int reconnects;
 };
 
 static volatile sig_atomic_t stop;
@@ -94,6 +99,27 @@ fail:
 	return -1;
 }
 
+/* 'X' from a client: read its QP info, RESET our QP, connect it again. */
+static int
+reconnect_client(struct client *c, struct rc_dev *d)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	struct rc_info peer;
+
+	if (rc_recv_info(c->fd, &peer) != 0) {
+		fprintf(stderr, "mem-server: reconnect: no QP info\n");
+		return -1;
+	}
+	if (ibv_modify_qp(c->q.qp, &a, IBV_QP_STATE) != 0) {
+		fprintf(stderr, "mem-server: modify QP to RESET: %s\n", strerror(errno));
+		return -1;
+	}
+	if (rc_qp_connect(&c->q, d, &peer) != 0 || write(c->fd, "R", 1) != 1)
+		return -1;
+	c->reconnects++;
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -101,7 +127,7 @@ main(int argc, char **argv)
 	int gid_index = -1, port = LOCK_TCP_PORT, opt, lfd, i;
 	unsigned long long addr = LOCK_REGION_ADDR;
 	size_t size = LOCK_REGION_SIZE;
-	unsigned int print_locks = 4, served = 0;
+	unsigned int print_locks = 4, served = 0, reconnects = 0;
 	struct client clients[MAX_CLIENTS];
 	struct rc_dev d;
 	struct ibv_mr *mr;
@@ -183,19 +209,22 @@ main(int argc, char **argv)
 				}
 				continue;
 			}
-			/* Any byte or EOF from a client ends its connection. */
+			/* 'X' reconnects; any other byte or EOF ends the connection. */
 			struct client *c = &clients[idx[i]];
 			char b;
+			ssize_t got = read(c->fd, &b, 1);
 
-			if (read(c->fd, &b, 1) <= 0) {
-				rc_qp_destroy(&c->q);
-				close(c->fd);
-				c->fd = -1;
+			if (got == 1 && b == 'X' && reconnect_client(c, &d) == 0) {
+				reconnects++;
+				continue;
 			}
+			rc_qp_destroy(&c->q);
+			close(c->fd);
+			c->fd = -1;
 		}
 	}
 
-	printf("mem-server: exiting, %u connections served\n", served);
+	printf("mem-server: exiting, %u connections served, %u reconnects\n", served, reconnects);
 	for (unsigned int l = 0; l < print_locks; l++) {
 		const volatile uint64_t *word = (const volatile uint64_t *)
 			((char *)region + lock_word_offset(l));

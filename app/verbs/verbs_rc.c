@@ -306,7 +306,7 @@ read_full(int fd, void *buf, size_t len)
 }
 
 int
-rc_exchange(int fd, const struct rc_info *mine, struct rc_info *theirs)
+rc_send_info(int fd, const struct rc_info *mine)
 {
 	struct rc_info w = *mine;
 
@@ -315,13 +315,27 @@ rc_exchange(int fd, const struct rc_info *mine, struct rc_info *theirs)
 	w.addr = htobe64(mine->addr);
 	w.rkey = htobe32(mine->rkey);
 	w.length = htobe32(mine->length);
-	if (write_full(fd, &w, sizeof(w)) != 0 || read_full(fd, theirs, sizeof(*theirs)) != 0)
+	return write_full(fd, &w, sizeof(w));
+}
+
+int
+rc_recv_info(int fd, struct rc_info *theirs)
+{
+	if (read_full(fd, theirs, sizeof(*theirs)) != 0)
 		return -1;
 	theirs->qpn = be32toh(theirs->qpn);
 	theirs->psn = be32toh(theirs->psn);
 	theirs->addr = be64toh(theirs->addr);
 	theirs->rkey = be32toh(theirs->rkey);
 	theirs->length = be32toh(theirs->length);
+	return 0;
+}
+
+int
+rc_exchange(int fd, const struct rc_info *mine, struct rc_info *theirs)
+{
+	if (rc_send_info(fd, mine) != 0 || rc_recv_info(fd, theirs) != 0)
+		return -1;
 	return 0;
 }
 

@@ -75,6 +75,9 @@ int rc_wait(struct rc_qp *q, struct ibv_wc *wc, int timeout_ms);
 
 /* Exchange rc_info over a connected socket: send ours, read theirs. */
 int rc_exchange(int fd, const struct rc_info *mine, struct rc_info *theirs);
+/* One direction of it (a reconnect: the server already has the rest). */
+int rc_send_info(int fd, const struct rc_info *mine);
+int rc_recv_info(int fd, struct rc_info *theirs);
 
 /* TCP helpers: connect to host:port, or listen on port (any address). */
 int tcp_connect(const char *host, int port);

@@ -15,7 +15,10 @@
  *
  * QP setup is out of band and static: both sides derive every QP from its
  * global index g (see peer_qp_psn0 and the QPN bases in the configs), so a
- * command line is all the "connection manager" there is.
+ * command line is all the "connection manager" there is.  A client that
+ * re-creates a QP (same QPNs, same initial PSN) tells the server with a
+ * RECONNECT datagram (peer_ctl_*), as applications do through memcached or
+ * TCP, and the server resets its QP to that PSN.
  */
 #ifndef SWORD_PEER_H
 #define SWORD_PEER_H
@@ -42,6 +45,14 @@ peer_qp_psn0(uint32_t seed, uint32_t g)
 	x *= 0x2c1b3c6du;
 	x ^= x >> 12;
 	return x & ROCE_PSN_MASK;
+}
+
+/* Initial PSN of QP g: a fixed one when configured (Sherman starts every QP
+ * at 3185), else the seeded one. */
+static inline uint32_t
+peer_qp_first_psn(bool fixed, uint32_t fixed_psn, uint32_t seed, uint32_t g)
+{
+	return fixed ? (fixed_psn & ROCE_PSN_MASK) : peer_qp_psn0(seed, g);
 }
 
 /* xorshift64*: seeded, reproducible, no libc state. */
@@ -133,6 +144,8 @@ struct peer_resp_cfg {
 	uint32_t peer_qpn_base;  /* client QPN of g: peer_qpn_base + g */
 	uint32_t max_qps;
 	uint32_t psn_seed;
+	bool fixed_psn;          /* every QP starts at initial_psn, not the seeded PSN */
+	uint32_t initial_psn;
 	uint32_t pmtu;           /* 256..4096 */
 	enum peer_ack_mode ack_mode;
 	uint32_t ack_k;
@@ -147,6 +160,7 @@ struct peer_resp_stats {
 	uint64_t acks, naks_seq, naks_access, naks_invalid;
 	uint64_t seq_dropped, dup_writes, dup_reads, dup_atomics, dup_unknown;
 	uint64_t coalesced;
+	uint64_t qp_resets;      /* QPs moved back to their initial PSN (reconnects) */
 };
 
 struct peer_resp;
@@ -160,6 +174,10 @@ const struct peer_resp_stats *peer_resp_stats(const struct peer_resp *r);
 /* Memory access for checks and dumps (NULL if va..va+len is not in an MR). */
 uint8_t *peer_resp_mem(struct peer_resp *r, uint64_t va, uint64_t len);
 uint32_t peer_resp_active_qps(const struct peer_resp *r);
+/* A reconnect of QP g (modify to RESET, then RTR at psn): forget the peer
+ * binding, the expected PSN, the MSN, the responder resources and any
+ * WRITE in progress.  -EINVAL if g is not served. */
+int peer_resp_reset_qp(struct peer_resp *r, uint32_t g, uint32_t psn);
 
 /* ---------------------------------------------------------------------- */
 /* Requester (client QPs) */
@@ -186,6 +204,8 @@ struct peer_req_cfg {
 	uint32_t first_qp;        /* global index of our QP 0 */
 	uint32_t n_qps;
 	uint32_t psn_seed;
+	bool fixed_psn;           /* every QP starts at initial_psn */
+	uint32_t initial_psn;
 	uint32_t pmtu;
 	uint32_t window;          /* outstanding WQEs per QP, <= PEER_SQ_SIZE */
 	uint64_t rto_ns;          /* retransmission timeout */
@@ -197,6 +217,7 @@ struct peer_req_stats {
 	uint64_t tx_pkts, retx_pkts, timeouts, naks_seq, implied_naks, rnr_naks;
 	uint64_t stale_responses, completions, qp_errors;
 	uint64_t msn_mismatch;     /* response MSN != messages completed up to its PSN */
+	uint64_t qp_resets;        /* QPs re-created (same QPN, initial PSN again) */
 };
 
 struct peer_req;
@@ -214,5 +235,36 @@ void peer_req_input(struct peer_req *r, uint8_t *frame, uint32_t len);
 void peer_req_poll(struct peer_req *r, uint64_t now);
 bool peer_req_qp_error(const struct peer_req *r, uint32_t qp, const char **why);
 const struct peer_req_stats *peer_req_stats(const struct peer_req *r);
+/* Re-create local QP qp as a restarted application would: same QPN, send
+ * queue empty, next PSN back to the initial PSN, MSN 0, error cleared.
+ * -EBUSY while requests are outstanding (the caller drains first). */
+int peer_req_reset_qp(struct peer_req *r, uint32_t qp);
+uint32_t peer_req_first_psn(const struct peer_req *r, uint32_t qp);
+
+/* ---------------------------------------------------------------------- */
+/* Out-of-band QP reconnect messages (UDP, not RoCE): peer_ctl.c */
+
+#define PEER_CTL_PORT 4792
+#define PEER_CTL_LEN 24
+
+enum peer_ctl_type {
+	PEER_CTL_RECONNECT = 1,    /* client -> server: reset your QP to psn */
+	PEER_CTL_RECONNECTED = 2,  /* server -> client: done, send at will */
+};
+
+struct peer_ctl_msg {
+	uint8_t type;
+	uint32_t incarnation;      /* 1, 2, ... per QP: a resent request is not a new reset */
+	uint32_t client_qpn, server_qpn;
+	uint32_t psn;              /* initial PSN of the new incarnation (both directions) */
+};
+
+uint32_t peer_ctl_encode(uint8_t *buf, uint32_t cap, const struct peer_ctl_msg *m);
+bool peer_ctl_decode(const uint8_t *buf, uint32_t len, struct peer_ctl_msg *m);
+/* A control datagram to or from UDP port `port` in an Ethernet/IPv4 frame;
+ * addresses in network order, ports in host order. */
+bool peer_ctl_from_frame(const uint8_t *f, uint32_t len, uint16_t port, struct peer_ctl_msg *m,
+			 uint32_t *src_ip, uint32_t *dst_ip, uint16_t *src_port,
+			 uint16_t *dst_port);
 
 #endif /* SWORD_PEER_H */

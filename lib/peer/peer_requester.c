@@ -86,8 +86,33 @@ peer_req_create(const struct peer_req_cfg *cfg, struct peer_link *link,
 	r->fn = fn;
 	r->ctx = ctx;
 	for (uint32_t i = 0; i < cfg->n_qps; i++)
-		r->qps[i].next_psn = peer_qp_psn0(cfg->psn_seed, cfg->first_qp + i);
+		r->qps[i].next_psn = peer_req_first_psn(r, i);
 	return r;
+}
+
+uint32_t
+peer_req_first_psn(const struct peer_req *r, uint32_t qp)
+{
+	return peer_qp_first_psn(r->cfg.fixed_psn, r->cfg.initial_psn, r->cfg.psn_seed,
+				 r->cfg.first_qp + qp);
+}
+
+int
+peer_req_reset_qp(struct peer_req *r, uint32_t qpi)
+{
+	struct req_qp *q;
+
+	if (qpi >= r->cfg.n_qps)
+		return -EINVAL;
+	q = &r->qps[qpi];
+	if (q->head != q->tail)
+		return -EBUSY;
+	/* the ring too: an ACK of the old incarnation must not find a
+	 * recently completed entry at its PSN */
+	memset(q, 0, sizeof(*q));
+	q->next_psn = peer_req_first_psn(r, qpi);
+	r->st.qp_resets++;
+	return 0;
 }
 
 void

@@ -12,9 +12,12 @@
  * nothing else; memory is the ground truth the tests check.
  *
  * QPs are static (see peer.h): QP g answers on qpn_base + g, sends to
- * peer_qpn_base + g, expects peer_qp_psn0(seed, g) first, and binds to the
- * MAC/IP of the first request that reaches it with that PSN.
+ * peer_qpn_base + g, expects its initial PSN first (peer_qp_first_psn), and
+ * binds to the MAC/IP of the first request that reaches it (whatever its
+ * PSN: a first request past the initial PSN is NAKed, as by an RNIC).
+ * A reconnect (peer_resp_reset_qp) puts it back in that unbound state.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +82,8 @@ peer_resp_create(const struct peer_resp_cfg *cfg, struct peer_link *link,
 	if (!r->qps)
 		goto nomem;
 	for (uint32_t g = 0; g < cfg->max_qps; g++)
-		r->qps[g].epsn = peer_qp_psn0(cfg->psn_seed, g);
+		r->qps[g].epsn = peer_qp_first_psn(cfg->fixed_psn, cfg->initial_psn,
+						   cfg->psn_seed, g);
 	for (uint32_t i = 0; i < cfg->n_mrs; i++) {
 		r->cfg.mrs[i].mem = calloc(1, cfg->mrs[i].length);
 		if (!r->cfg.mrs[i].mem)
@@ -117,6 +121,20 @@ peer_resp_active_qps(const struct peer_resp *r)
 	for (uint32_t g = 0; g < r->cfg.max_qps; g++)
 		n += r->qps[g].bound;
 	return n;
+}
+
+int
+peer_resp_reset_qp(struct peer_resp *r, uint32_t g, uint32_t psn)
+{
+	struct resp_qp *q;
+
+	if (g >= r->cfg.max_qps)
+		return -EINVAL;
+	q = &r->qps[g];
+	memset(q, 0, sizeof(*q));
+	q->epsn = psn & ROCE_PSN_MASK;
+	r->st.qp_resets++;
+	return 0;
 }
 
 static uint8_t *
@@ -341,10 +359,9 @@ peer_resp_input(struct peer_resp *r, uint8_t *f, uint32_t len)
 	}
 	q = &r->qps[g];
 	if (!q->bound) {
-		if (p.psn != q->epsn) {
-			r->st.unknown_qp++;
-			return;
-		}
+		/* an RNIC's QP is in RTR with its peer before anything arrives,
+		 * so even a first request past the initial PSN (the one before it
+		 * was lost) gets its PSN-sequence NAK: bind on whatever comes first */
 		q->bound = true;
 		memcpy(q->peer.mac, f + 6, 6);
 		q->peer.ip = p.src_ip4;

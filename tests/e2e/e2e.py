@@ -158,6 +158,13 @@ class Proc:
                 self.cpu_s = ru.ru_utime + ru.ru_stime
                 break
             if time.monotonic() > deadline:
+                # SIGTERM first: roce-peer then stops and prints its summary
+                # (ops, retries, errors), which says why it did not finish
+                self.p.terminate()
+                try:
+                    self.p.wait(10)
+                except subprocess.TimeoutExpired:
+                    pass
                 self.dump()
                 raise t.TestFailure("%s did not finish within %ss" % (self.name, timeout))
             time.sleep(0.05)
@@ -182,10 +189,25 @@ def fault_args(faults, seed):
             "--delay-us", str(faults.get("delay_us", 0)), "--fault-seed", str(seed)]
 
 
+def psn_args(initial_psn):
+    return [] if initial_psn is None else ["--initial-psn", str(initial_psn)]
+
+
 def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None,
         locks=4, faults=None, ack="every", ackreq="last", rto_us=10000,
-        client_timeout=300, progress=0, window=16, max_retries=600):
+        client_timeout=300, progress=0, window=16, max_retries=600,
+        initial_psn=None, reconnect_every=None, fault_seed=None,
+        read_before_acquire=False):
     """Server + clients; returns (server_json, [client_json], [client rc]).
+
+    initial_psn: every QP of every client (and the server's end) starts at
+    that PSN, as Sherman's do (3185), so QPs of one client IP overlap in PSN.
+    reconnect_every: each client QP is re-created (same QPNs, same initial
+    PSN, the server told out of band) after every that many ops.
+    read_before_acquire: each acquire is READ record + CAS lock, one batch.
+    fault_seed: the server's fault seed (clients: fault_seed + 1 + c); the
+    default keeps 1000 and 2000 + c.  The faults are a pure function of the
+    seed and the frame's index, so a seed picks which early frames are lost.
 
     max_retries x rto_us (6 s) is the clients' retry budget per request: on
     this 2-core VM a busy-polling forwarder has been seen getting no CPU
@@ -202,8 +224,10 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
                                     "--ack", ack, "--dump-locks", str(max(locks, 1)),
                                     "--json", sj, "--ready-file", ready,
                                     "--progress", "0"] +
+                                   psn_args(initial_psn) +
                                    (["--dump-clover", str(locks)] if workload == "clover" else []) +
-                                   fault_args(faults, 1000)),
+                                   fault_args(faults, 1000 if fault_seed is None
+                                              else fault_seed)),
                d, "server")
     t.wait_for(lambda: os.path.exists(ready) or srv.p.poll() is not None, 30,
                "memory server ready")
@@ -220,11 +244,16 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
                "--rto-us", str(rto_us), "--max-retries", str(max_retries),
                "--json", cj, "--progress", str(progress),
                "--window", str(window)]
+        cmd += psn_args(initial_psn)
+        if reconnect_every:
+            cmd += ["--reconnect-every", str(reconnect_every)]
+        if read_before_acquire:
+            cmd += ["--read-before-acquire"]
         if ops:
             cmd += ["--ops", str(ops)]
         if duration:
             cmd += ["--duration", str(duration)]
-        cmd += fault_args(faults, 2000 + c)
+        cmd += fault_args(faults, 2000 + c if fault_seed is None else fault_seed + 1 + c)
         cls.append((Proc(t.in_ns(topo.ns_c, cmd), d, "client%d" % c), cj))
     rcs = [p.wait(client_timeout) for p, _ in cls]
     srv.p.terminate()
@@ -280,6 +309,23 @@ def check_run(sjs, cjs, rcs, workload, locks):
     if workload == "cas-bench":
         t.check_eq(sjs["bench_counter"], sum(c["faa_total"] for c in cjs),
                    "FAA counter in memory vs FAAs completed")
+
+
+def check_reconnects(sjs, cjs, reconnect_every, ops, qps):
+    """Every client QP was re-created as often as its ops asked for, and the
+    server reset its end exactly once per reconnect."""
+    want = (ops - 1) // reconnect_every if ops else None
+    total = 0
+    for c in cjs:
+        if want is not None:
+            t.check_eq(c["reconnects"], want * qps, "client %d reconnects (%d ops per QP, "
+                       "one every %d)" % (c["client_id"], ops, reconnect_every))
+        t.check(c["reconnects"] > 0, "client %d never reconnected" % c["client_id"])
+        t.check_eq(c["qp_resets"], c["reconnects"], "client %d QP resets vs reconnects"
+                   % c["client_id"])
+        total += c["reconnects"]
+    t.check_eq(sjs["qp_resets"], total, "server QP resets vs client reconnects")
+    t.check_eq(sjs["ctl_bad"], 0, "server: bad control messages")
 
 
 def check_swordd_counters(st, sjs, cjs, accel_active, accel_on=False):

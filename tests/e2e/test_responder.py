@@ -17,6 +17,11 @@ valid RoCEv2 by scapy's ICRC and follow IBTA vol.1 ch.9:
     middle PSN replays MIDDLE and LAST
   - a request with a bad ICRC gets no answer and is counted
   - with --ack ackreq, WRITEs without AckReq are not ACKed until one with it
+  - with --initial-psn 3185 the QP starts at 3185; a RECONNECT datagram (UDP
+    4792, lib/peer/peer_ctl.c) is answered RECONNECTED and resets the QP: the
+    same CAS at 3185 is then executed again (not replayed), MSN restarts at
+    1; a resent RECONNECT of the same incarnation is answered again without
+    a second reset, an older incarnation gets nothing
 Needs root; exits 77 otherwise.
 """
 
@@ -34,6 +39,7 @@ from e2e import t  # noqa: E402
 EXCHANGER = r"""
 import select, socket, sys, time
 ifname, myip = sys.argv[1], bytes(int(x) for x in sys.argv[2].split('.'))
+CTL_PORT = int(sys.argv[3]).to_bytes(2, 'big')  # our end of the control exchange
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
 s.bind((ifname, 0))
 for line in sys.stdin:
@@ -49,10 +55,37 @@ for line in sys.stdin:
         f, addr = s.recvfrom(65536)
         if addr[2] == socket.PACKET_OUTGOING:
             continue
-        if len(f) > 42 and f[12:14] == b'\x08\x00' and f[36:38] == b'\x12\xb7' and f[30:34] == myip:
+        if len(f) > 42 and f[12:14] == b'\x08\x00' and f[36:38] in (b'\x12\xb7', CTL_PORT) \
+                and f[30:34] == myip:
             print(f.hex())
     print('END', flush=True)
 """
+
+
+CTL_PORT = 4792          # roce-peer's out-of-band reconnect port (peer.h)
+CTL_CLIENT_PORT = 40123  # ours (nothing listens: the kernel may answer ICMP, harmless)
+
+
+def ctl_frame(topo, incarnation, client_qpn, server_qpn, psn):
+    """A RECONNECT datagram (lib/peer/peer_ctl.c), built here independently."""
+    from scapy.all import Ether, IP, UDP, Raw
+    msg = (b"SWQP" + bytes([1, 1, 0, 0]) + incarnation.to_bytes(4, "big") +
+           client_qpn.to_bytes(4, "big") + server_qpn.to_bytes(4, "big") + psn.to_bytes(4, "big"))
+    return bytes(Ether(src=topo.mac_c, dst=topo.mac_s) /
+                 IP(src=e2e.CLIENT_IP, dst=e2e.SERVER_IP) /
+                 UDP(sport=CTL_CLIENT_PORT, dport=CTL_PORT) / Raw(msg))
+
+
+def ctl_answers(frames):
+    """(type, incarnation, client QPN, server QPN, PSN) of each control datagram."""
+    out = []
+    for f in frames:
+        if f[34:36] != CTL_PORT.to_bytes(2, "big"):
+            continue
+        m = f[42:66]
+        t.check_eq(m[:5], b"SWQP\x01", "control datagram magic and version")
+        out.append((m[5],) + tuple(int.from_bytes(m[i:i + 4], "big") for i in (8, 12, 16, 20)))
+    return out
 
 
 def psn0(seed, g):
@@ -68,7 +101,8 @@ class Wire:
     def __init__(self, topo):
         self.topo = topo
         self.p = subprocess.Popen(t.in_ns(topo.ns_c, ["/usr/bin/python3", "-c", EXCHANGER,
-                                                      topo.if_c, e2e.CLIENT_IP]),
+                                                      topo.if_c, e2e.CLIENT_IP,
+                                                      str(CTL_CLIENT_PORT)]),
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         t.on_cleanup(self.p.kill)
 
@@ -144,12 +178,13 @@ def one(resps, what):
     return resps[0]
 
 
-def start_server(topo, d, name, ack):
+def start_server(topo, d, name, ack, extra=()):
     sj = os.path.join(d, name + ".json")
     ready = os.path.join(d, name + ".ready")
     srv = e2e.Proc(t.in_ns(topo.ns_s, [e2e.roce_peer_path(), "server", "--iface", topo.if_s,
                                        "--ip", e2e.SERVER_IP, "--pmtu", "1024", "--ack", ack,
-                                       "--json", sj, "--ready-file", ready, "--progress", "0"]),
+                                       "--json", sj, "--ready-file", ready, "--progress", "0"] +
+                           list(extra)),
                    d, name)
     t.wait_for(lambda: os.path.exists(ready) or srv.p.poll() is not None, 30, "server ready")
     t.check(srv.p.poll() is None, "server exited early:\n" + srv.output())
@@ -249,6 +284,34 @@ def body():
                "one ACK covers all three WRITEs (PSN of the last, MSN 3)")
     st = stop_server(srv, sj)
     t.check_eq((st["acks"], st["coalesced"]), (1, 2), "server acks/coalesced")
+
+    # Sherman's fixed initial PSN, and a reconnect of QP 0 (same QPNs, same PSN)
+    srv, sj = start_server(topo, d, "server3", "every", ["--initial-psn", "3185"])
+    c = Client(wire, topo, 3185)
+    cas = dict(va=BASE + 0x2010, compare=0, swap=7)
+    op, psn, syn, msn, orig, _ = one(c.x(0x13, 0, **cas), "CAS at the initial PSN 3185")
+    t.check_eq((op, psn, msn, orig), (0x12, 3185, 1, 0), "ATOMIC ACK of CAS(0->7) at PSN 3185")
+    op, psn, syn, msn, _, _ = one(c.x(0x0a, 1, payload=data, va=BASE + 0x1000, ackreq=True),
+                                  "WRITE at 3186")
+    t.check_eq((op, psn, msn), (0x11, 3186, 2), "ACK of WRITE at 3186")
+    wire.send(ctl_frame(topo, 2, 0x10000, 0x100, 3185))
+    t.check_eq(ctl_answers(wire.recv(500)), [(2, 2, 0x10000, 0x100, 3185)],
+               "RECONNECTED answer (type, incarnation, client QPN, server QPN, PSN)")
+    op, psn, syn, msn, orig, _ = one(c.x(0x13, 0, **cas), "the same CAS at 3185 after the reconnect")
+    t.check_eq((op, psn, msn, orig), (0x12, 3185, 1, 7),
+               "executed again on the new incarnation (memory 7, MSN 1), not replayed (orig 0)")
+    wire.send(ctl_frame(topo, 2, 0x10000, 0x100, 3185))
+    t.check_eq(ctl_answers(wire.recv(500)), [(2, 2, 0x10000, 0x100, 3185)],
+               "a resent RECONNECT of the same incarnation is answered again")
+    wire.send(ctl_frame(topo, 1, 0x10000, 0x100, 3185))
+    t.check_eq(ctl_answers(wire.recv(300)), [], "RECONNECT of an older incarnation: no answer")
+    op, psn, syn, msn, _, _ = one(c.x(0x0a, 1, payload=data, va=BASE + 0x1000, ackreq=True),
+                                  "WRITE at 3186 after the resent RECONNECT")
+    t.check_eq((op, psn, syn, msn), (0x11, 3186, ACK, 2),
+               "no second reset: 3186 is the expected PSN (MSN 2)")
+    st = stop_server(srv, sj)
+    t.check_eq((st["qp_resets"], st["ctl_bad"], st["dup_atomics"]), (1, 0, 0),
+               "server QP resets, bad control datagrams, replayed atomics")
 
 
 if __name__ == "__main__":

@@ -135,10 +135,26 @@ class Case:
     """One server/client pair.  kind: 'perftest' or 'lock'."""
 
     def __init__(self, name, kind, args, path="swordd", accel="off", expect=(), n=0,
-                 expect_fail=False):
+                 expect_fail=False, reconnects=0):
         self.name, self.kind, self.args = name, kind, args
         self.path, self.accel, self.expect, self.n = path, accel, expect, n
         self.expect_fail = expect_fail
+        self.reconnects = reconnects   # lock: QP reconnects the client must report
+
+
+# Sherman starts every QP at PSN 3185: four QPs of one guest then overlap in
+# PSN exactly (issue 11, scenario 1); with -R each QP is also reset to RTS
+# at that PSN with the same QPN every R critical sections, and the memory
+# server's QP with it (scenario 2).
+SAME_PSN = 3185
+
+
+def same_psn_case(name, lock_n, accel, reconnect_every=0):
+    args = "-t 4 -n %d -l 1 -P %d" % (lock_n, SAME_PSN)
+    if reconnect_every:
+        args += " -R %d" % reconnect_every
+    return Case(name, "lock", args, accel=accel, n=4 * lock_n,
+                reconnects=4 * ((lock_n - 1) // reconnect_every) if reconnect_every else 0)
 
 
 def perftest(name, tool, extra, n, expect, path="swordd", accel="off"):
@@ -154,6 +170,7 @@ def suite(which, accel, compare_bridge):
                               [("cas", lat_n), ("atomic_ack", lat_n)], accel=accel))
         cases.append(Case("lock_client", "lock", "-t 4 -n %d -l 1" % lock_n, accel=accel,
                           n=4 * lock_n))
+        cases.append(same_psn_case("lock_client_4qp_samepsn", lock_n, accel))
         cases.append(Case("lock_client_broken", "lock", "-t 4 -n 25 -l 1 -B", accel="off",
                           expect_fail=True))
     else:
@@ -181,6 +198,9 @@ def suite(which, accel, compare_bridge):
                               accel=a, n=4 * lock_n))
             cases.append(Case("lock_client_4locks_accel_" + a, "lock", "-t 4 -n %d -l 4" % lock_n,
                               accel=a, n=4 * lock_n))
+            cases.append(same_psn_case("lock_client_4qp_samepsn_accel_" + a, lock_n, a))
+            cases.append(same_psn_case("lock_client_4qp_samepsn_reconnect_accel_" + a, lock_n,
+                                       a, reconnect_every=25))
         cases.append(Case("lock_client_broken", "lock", "-t 4 -n 25 -l 1 -B", expect_fail=True))
     if compare_bridge:
         base = [c for c in cases if c.name in ("atomic_lat_cas", "read_lat", "lock_client",
@@ -330,6 +350,12 @@ def check_case(rig, case, log):
                 bad.append("lock client failed (rc %d): %s" % (crc, (m.group(0) if m else cout[-500:])))
             elif int(res["lock"]["ops"]) != case.n:
                 bad.append("lock client ops %s != %d" % (res["lock"]["ops"], case.n))
+            if res["lock"] and int(res["lock"].get("reconnects", 0)) != case.reconnects:
+                bad.append("lock client reconnects %s != %d" % (res["lock"].get("reconnects"),
+                                                               case.reconnects))
+            if "-P %d" % SAME_PSN in case.args and \
+                    len(re.findall(r"initial PSN %d\b" % SAME_PSN, cout)) != 4:
+                bad.append("not every QP started at PSN %d" % SAME_PSN)
         ms = re.findall(r"mem-server: lock (\d+) word=(\S+) holder=(\S+) counter=(\d+)", sout)
         res["memory"] = [{"lock": int(a), "word": b, "holder": c, "counter": int(d)}
                          for a, b, c, d in ms]
@@ -341,6 +367,10 @@ def check_case(rig, case, log):
                 bad.append("memory server counters sum %d != %d ops" % (total, case.n))
             if any(x["word"] != "0x0" or x["holder"] != "0x0" for x in res["memory"]):
                 bad.append("a lock or holder is not free in the memory server at the end")
+            m = re.search(r"mem-server: exiting, \d+ connections served, (\d+) reconnects", sout)
+            if not m or int(m.group(1)) != case.reconnects:
+                bad.append("memory server reconnects %s != %d"
+                           % (m.group(1) if m else "?", case.reconnects))
 
     if case.path == "swordd":
         st = rig.stats(label)
@@ -401,6 +431,8 @@ def summary_line(r):
         s += "  ops=%s cas=%s cas_failed=%s retries=%s errors=%s violations=%s op=%sus" % (
             lk.get("ops"), lk.get("cas"), lk.get("cas_failed"), lk.get("retries"),
             lk.get("errors"), lk.get("violations"), lk.get("avg_op_us"))
+        if lk.get("reconnects", "0") != "0":
+            s += " reconnects=%s" % lk["reconnects"]
     rx = r.get("rxe", {})
     retr = sum(v for g in rx.values() for k, v in g.items() if k in RETRY_COUNTERS)
     s += "  rxe_retry=%d" % retr
