@@ -323,8 +323,11 @@ replay_is_stale(const struct ser *s, const struct rc_conn *c,
  * A stale copy of an answered decision or a new life's identical request
  * (S8): decide it afresh at its PSN.  The window stays (a new life walks
  * through the old one's stubs and parts from it where its content
- * differs).  Not decidable now (unsettled word) → dropped: a stale copy
- * needs nothing, a new life retransmits.
+ * differs).  Not decidable now (unsettled word): -1, the caller takes it
+ * as a new life (dropping it would kill a new life that the word's
+ * unsettled state could keep from a decision for longer than its retry
+ * budget; a stale copy arriving after another connection changed the word
+ * is the rarer case, see README limits).
  */
 static enum ser_verdict
 replay_redecide(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
@@ -337,7 +340,7 @@ replay_redecide(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 
 	if (!c->paired || !sc->msn_known ||
 	    !ser_word_decidable(s, st->word, owner_of(c), &st->op, now))
-		return drop(s);
+		return (enum ser_verdict)-1;
 	dec = ser_word_decide(s, st->word, owner_of(c), &st->op, now, true,
 			      &orig, &wval, &pending);
 	if (dec != SD_WRITE && dec != SD_ZERO)
@@ -747,9 +750,14 @@ req_route(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 	struct req_class rc;
 
 	if (d < 0 && st != NULL) {
-		if (same_request(st, f, p))
-			return req_replay(s, c, sc, st, f, len, cap, p, now);
-		if (!read_span_shrink(s, c, sc, st, psn))
+		if (same_request(st, f, p)) {
+			enum ser_verdict v = req_replay(s, c, sc, st, f, len, cap, p, now);
+
+			if ((int)v >= 0)
+				return v;
+			st = NULL;  /* undecidable stale-or-new: a new life */
+		}
+		if (st == NULL || !read_span_shrink(s, c, sc, st, psn))
 			sc = ser_conn_new_life(s, c, psn, now);
 		d = 0;
 	} else if (d < 0) {

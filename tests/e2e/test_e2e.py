@@ -68,6 +68,9 @@ def body():
                     help="server fault seed (clients: +1+c); see e2e.run")
     ap.add_argument("--direct", action="store_true",
                     help="veth pair instead of swordd (the endpoints alone)")
+    ap.add_argument("--rewrites-optional", action="store_true",
+                    help="with --accel: safety only, rewrites reported, not "
+                    "required (see tests/e2e/meson.build)")
     a, _ = ap.parse_known_args()
     locks = 130 if a.workload == "rcuckoo-lock" else 4
 
@@ -109,7 +112,10 @@ def body():
                 "fault injection lost nothing: not a fault test")
         t.check(sum(c["retx_pkts"] for c in cjs) > 0, "faults but no retransmission")
     if st is not None:
-        e2e.check_swordd_counters(st, sjs, cjs, accel_active, accel_on=a.accel)
+        e2e.check_swordd_counters(st, sjs, cjs, accel_active, accel_on=a.accel,
+                                  require_rewrites=not a.rewrites_optional)
+        if a.rewrites_optional:
+            t.log("rewritten (reported, not required): %d" % st.get("rewritten", 0))
     e2e.validate_pcaps(pcaps, min_frames=sjs["rx_frames"] // 2)
     if a.accel and not accel_active:
         t.log("SKIP: swordd has no atomic_replacement implementation yet "
