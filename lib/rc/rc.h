@@ -65,7 +65,8 @@ struct rc_conn {
 	uint32_t cl_qpn;          /* responses' destination QP, once paired */
 	uint32_t incarnation;     /* unique per life of the slot; 0 = free */
 	/* requester PSN window of this incarnation (the functions move it) */
-	uint32_t first_psn;       /* first request PSN seen */
+	uint32_t first_psn;       /* first request PSN seen in this life */
+	uint32_t initial_psn;     /* where the slot's first life started (or CM's) */
 	uint32_t next_psn;        /* next in-order request PSN */
 	uint32_t una;             /* lowest PSN no response has covered yet */
 	uint64_t last_seen;

@@ -165,6 +165,7 @@ establish(struct rc_table *t, uint32_t cl_ip, uint32_t cl_qpn, uint32_t cl_psn,
 			return;
 	}
 	c->cl_qpn = cl_qpn;
+	c->initial_psn = cl_psn & ROCE_PSN_MASK;
 	c->paired = 1;
 	c->by_cm = 1;
 	c->cm_responder_resources = rr;

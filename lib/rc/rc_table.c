@@ -340,6 +340,7 @@ rc_open(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip, uint32_t srv_qpn,
 	c->incarnation = next_incarnation(t);
 	c->last_seen = now;
 	window_start(c, psn);
+	c->initial_psn = c->first_psn;
 	map_add(t, t->req_map, c, req_home);
 	t->n_live++;
 	t->c.created++;

@@ -18,7 +18,9 @@
  *     new life   the same PSN with other content, or a jump beyond any
  *                window → a new incarnation, then fresh;
  *     behind     before the window, no stub → decided by the server;
- *     far        further back than the ring → nothing decided or learned;
+ *     far        further back than the ring → nothing decided or learned
+ *                (a go-back-N wider than the ring), unless it is back at
+ *                the connection's first PSN or beyond 8 rings: a new life;
  *     ahead      a gap (the server will NAK) → nothing decided;
  *     fresh      the next in-order PSN → decide, rewrite, leave a stub.
  *
@@ -760,9 +762,20 @@ req_route(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 		if (st == NULL || !read_span_shrink(s, c, sc, st, psn))
 			sc = ser_conn_new_life(s, c, psn, now);
 		d = 0;
-	} else if (d < 0) {
+	} else if (d < 0 && d >= -ring) {
 		classify(s, f, p, sc, &rc);
-		return d < -ring ? out_of_window(s, &rc) : req_behind(s, c, sc, f, p, &rc, now);
+		return req_behind(s, c, sc, f, p, &rc, now);
+	} else if (d < 0 && psn != c->initial_psn && d >= -8 * ring) {
+		/* further back than the ring: a go-back-N wider than the ring
+		 * (no stub to answer it from) decides and learns nothing */
+		classify(s, f, p, sc, &rc);
+		return out_of_window(s, &rc);
+	} else if (d < 0) {
+		/* back to where this connection started (a reconnect reusing
+		 * its QPN and initial PSN, Sherman's 3185), or further back
+		 * than any window: a new life */
+		sc = ser_conn_new_life(s, c, psn, now);
+		d = 0;
 	} else if (d > 0) {
 		if (sc->last_was_read && roce_psn_diff(psn, sc->read_maxend) < 0) {
 			read_span_grow(s, c, sc, psn);
