@@ -36,6 +36,8 @@ packages=(
 	build-essential pkg-config meson ninja-build
 	dpdk dpdk-dev libdpdk-dev
 	check libsubunit-dev libpcap-dev openvswitch-common
+	# swordd: sd_notify readiness (libsystemd), the man page (scdoc)
+	libsystemd-dev scdoc
 	python3 python3-scapy tshark tcpdump
 	iproute2 iputils-ping ethtool procps valgrind
 	# the Soft-RoCE rig (tests/rig): guests built from these
