@@ -23,12 +23,14 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
+#include <rte_version.h>
 
 #include "clover_fn.h"
 #include "ser_fn.h"
 #include "roce.h"
 #include "sword_config.h"
 #include "sword_daemon.h"
+#include "sword_version.h"
 
 RTE_LOG_REGISTER(swordd_logtype, swordd, INFO);
 #define LOG(level, fmt, ...) \
@@ -52,6 +54,8 @@ struct options {
 	const char *stats_json;
 	unsigned int idle_exit;
 	bool check_config;
+	bool version;
+	bool config_keys;
 };
 
 static void
@@ -77,13 +81,18 @@ usage(const char *prog, FILE *f)
 "      --stats-json FILE      write the final counters as one JSON object\n"
 "      --idle-exit SEC        exit cleanly after SEC seconds without any frame\n"
 "                             received\n"
-"      --check-config         validate the configuration, print it, exit\n"
+"      --check-config         validate the configuration, print every key's\n"
+"                             value and the config hash, exit\n"
+"      --config-keys          list every config key (section, key, type and\n"
+"                             range, default, live|restart on SIGHUP, doc)\n"
+"  -V, --version              print the version and exit\n"
 "  -h, --help                 this text\n"
 "\n"
 "Exit status: 0 clean shutdown, 2 usage or configuration error, 1 runtime\n"
 "error (EAL, ports).  SIGINT/SIGTERM stop the daemon cleanly.\n"
 "\n"
-"Telemetry: /sword/stats, /sword/workers[,N], /sword/ports[,P], /sword/config\n"
+"Telemetry: /sword/stats, /sword/workers[,N], /sword/ports[,P], /sword/config,\n"
+"/sword/version, /sword/lock,SERVER,VA\n"
 "on the EAL telemetry socket, /var/run/dpdk/<file-prefix>/dpdk_telemetry.v2\n"
 "(dpdk-telemetry.py -f <file-prefix>).  DPDK 22.11 refuses --in-memory with\n"
 "--no-huge; without hugepages use --no-huge --no-shconf --file-prefix NAME.\n"
@@ -113,7 +122,8 @@ static int
 parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_MODE = 256, OPT_WORKERS, OPT_SET, OPT_STATS_INTERVAL, OPT_PCAP_IN,
-	       OPT_PCAP_OUT, OPT_STATS_JSON, OPT_IDLE_EXIT, OPT_CHECK_CONFIG };
+	       OPT_PCAP_OUT, OPT_STATS_JSON, OPT_IDLE_EXIT, OPT_CHECK_CONFIG,
+	       OPT_CONFIG_KEYS };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "mode", required_argument, NULL, OPT_MODE },
@@ -125,6 +135,8 @@ parse_options(int argc, char **argv, struct options *o)
 		{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
 		{ "idle-exit", required_argument, NULL, OPT_IDLE_EXIT },
 		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
+		{ "config-keys", no_argument, NULL, OPT_CONFIG_KEYS },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -136,7 +148,7 @@ parse_options(int argc, char **argv, struct options *o)
 	o->stats_interval = -1;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":c:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->config = optarg;
@@ -187,6 +199,12 @@ parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_CHECK_CONFIG:
 			o->check_config = true;
+			break;
+		case OPT_CONFIG_KEYS:
+			o->config_keys = true;
+			break;
+		case 'V':
+			o->version = true;
 			break;
 		case 'h':
 			usage("swordd", stdout);
@@ -359,6 +377,14 @@ main(int argc, char **argv)
 		return 0;
 	if (rc < 0)
 		return EXIT_USAGE;
+	if (o.version) {
+		printf("swordd %s, %s\n", SWORD_VERSION, rte_version());
+		return 0;
+	}
+	if (o.config_keys) {
+		sword_config_print_keys(stdout);
+		return 0;
+	}
 	if (build_config(&o, &cfg) < 0)
 		return EXIT_USAGE;
 	if (o.check_config) {

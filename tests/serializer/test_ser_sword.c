@@ -20,6 +20,7 @@
 #include "rdma_model.h"
 #include "roce.h"
 #include "ser_fn.h"
+#include "ser_internal.h"
 #include "sword_config.h"
 #include "sword_worker.h"
 
@@ -55,6 +56,34 @@ through(struct sword_worker *w, struct rm_queue *q, struct rm_queue *out,
 			}
 	}
 }
+
+/*
+ * swordd's built-in defaults, through ser_fn_params, are what the library
+ * picks for itself (ser_create with zeroes): the daemon once defaulted pmtu
+ * to 1024, below the library's 4096 and below a 4096-byte path MTU, which
+ * makes READ spans overestimated (ser_params.pmtu must never be below the
+ * path MTU).  max_words is left out: the daemon sizes its shadow smaller on
+ * purpose ([tables] lock_words), which is not a safety bound.
+ */
+START_TEST(t_defaults_match_library)
+{
+	struct sword_config cfg;
+	struct ser_params daemon_prm, lib_prm;
+	struct ser_region regions[1];
+	struct ser *lib;
+
+	sword_config_defaults(&cfg);
+	ck_assert_int_eq(ser_fn_params(&daemon_prm, regions, 1, &cfg, -1), 0);
+	memset(&lib_prm, 0, sizeof(lib_prm));
+	lib = ser_create(&lib_prm);
+	ck_assert_ptr_nonnull(lib);
+	ck_assert_uint_eq(daemon_prm.pmtu, lib->prm.pmtu);
+	ck_assert_uint_eq(daemon_prm.max_refusals, lib->prm.max_refusals);
+	ck_assert_uint_eq(daemon_prm.ring_size, lib->prm.ring_size);
+	ck_assert_uint_eq(daemon_prm.max_conns, lib->prm.max_conns);
+	ser_destroy(lib);
+}
+END_TEST
 
 START_TEST(t_pipeline)
 {
@@ -195,6 +224,9 @@ main(int argc, char **argv)
 	s = suite_create("ser_sword");
 	tc = tcase_create("pipeline");
 	tcase_add_test(tc, t_pipeline);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("defaults");
+	tcase_add_test(tc, t_defaults_match_library);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK); /* EAL state lives in this process */
