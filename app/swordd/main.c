@@ -17,13 +17,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_version.h>
+
+#include <systemd/sd-daemon.h>
 
 #include "clover_fn.h"
 #include "ser_fn.h"
@@ -340,6 +344,19 @@ port_init(uint16_t port, uint16_t want_queues, struct rte_mempool *pool,
 
 /* ---------------------------------------------------------------------- */
 
+/* Readiness means forwarding: wait until every launched lcore runs its loop
+ * (or we are told to quit first). */
+static void
+wait_workers_running(const struct sword_daemon *d)
+{
+	unsigned int w;
+
+	for (w = 0; w < d->n_workers; w++)
+		while (rte_eal_get_lcore_state(d->worker_lcore[w]) != RUNNING &&
+		       !__atomic_load_n(&d->quit, __ATOMIC_RELAXED))
+			rte_delay_us_sleep(1000);
+}
+
 static void
 on_signal(int sig)
 {
@@ -488,12 +505,19 @@ main(int argc, char **argv)
 		w++;
 	}
 	d->running = true;
+	wait_workers_running(d);
 	LOG(INFO, "running: %s, %u worker(s), %u managed server(s)",
 	    sword_mode_name(cfg.mode), d->n_workers, cfg.n_servers);
+	/* systemd (Type=notify): ports are started and every worker is in its
+	 * loop.  No-op without $NOTIFY_SOCKET. */
+	sd_notifyf(0, "READY=1\nMAINPID=%lu\nSTATUS=forwarding: %s, %u worker(s), "
+		   "%u managed server(s)", (unsigned long)getpid(),
+		   sword_mode_name(cfg.mode), d->n_workers, cfg.n_servers);
 
 	sword_daemon_main_loop(d, o.idle_exit, cfg.stats_interval);
 
 	LOG(INFO, "stopping");
+	sd_notify(0, "STOPPING=1\nSTATUS=stopping: draining");
 	rte_eal_mp_wait_lcore();
 	sword_daemon_drain(d);
 	sword_daemon_snapshot_ports(d);
