@@ -214,3 +214,11 @@ const struct sword_fn_ops ser_fn_ops = {
 	.n_counters = N_COUNTERS,
 	.counter_names = ser_fn_counter_names,
 };
+
+/* Read-only introspection (telemetry /sword/lock): this worker's
+ * serializer, NULL if it owns no lock region. */
+const struct ser *
+ser_fn_ser(const void *state)
+{
+	return state != NULL ? ((const struct ser_fn *)state)->ser : NULL;
+}
