@@ -31,6 +31,7 @@
 
 #include "clover_fn.h"
 #include "ser_fn.h"
+#include "ser_telemetry.h"
 #include "roce.h"
 #include "sword_config.h"
 #include "sword_daemon.h"
@@ -493,7 +494,7 @@ main(int argc, char **argv)
 		goto out_ports;
 	}
 	sword_daemon_install_flows(d);
-	if (sword_telemetry_register(d) != 0)
+	if (sword_telemetry_register(d) != 0 || ser_telemetry_register(d) != 0)
 		LOG(WARNING, "telemetry commands not registered");
 
 	w = 0;
