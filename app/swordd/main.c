@@ -35,11 +35,22 @@
 #include "roce.h"
 #include "sword_config.h"
 #include "sword_daemon.h"
+#include "sword_log.h"
 #include "sword_version.h"
 
+/*
+ * After rte_eal_init every message goes through rte_log: "swordd" for the
+ * daemon's life cycle, "swordd.port" for port bring-up (lib/sword has its
+ * own types, sword_log.h).  Before it, usage and config errors go to stderr.
+ * The "swordd: " prefix stays: scripts wait for "swordd: running".
+ */
 RTE_LOG_REGISTER(swordd_logtype, swordd, INFO);
+RTE_LOG_REGISTER(swordd_logtype_port, swordd.port, INFO);
 #define LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, swordd_logtype, "swordd: " fmt "\n", ##__VA_ARGS__)
+#define PORT_LOG(level, port, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, swordd_logtype_port, "swordd: port %u: " fmt "\n", \
+		(unsigned int)(port), ##__VA_ARGS__)
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -281,7 +292,7 @@ port_init(uint16_t port, uint16_t want_queues, struct rte_mempool *pool,
 	memset(&conf, 0, sizeof(conf));
 	rc = rte_eth_dev_info_get(port, &info);
 	if (rc != 0) {
-		fprintf(stderr, "swordd: port %u: cannot get device info: %s\n", port,
+		PORT_LOG(ERR, port, "cannot get device info: %s",
 			rte_strerror(-rc));
 		return -1;
 	}
@@ -301,13 +312,13 @@ port_init(uint16_t port, uint16_t want_queues, struct rte_mempool *pool,
 
 	rc = rte_eth_dev_configure(port, nq, nq, &conf);
 	if (rc != 0) {
-		fprintf(stderr, "swordd: port %u: configure (%u queues): %s\n", port, nq,
+		PORT_LOG(ERR, port, "configure (%u queues): %s", nq,
 			rte_strerror(-rc));
 		return -1;
 	}
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
 	if (rc != 0) {
-		fprintf(stderr, "swordd: port %u: descriptors: %s\n", port, rte_strerror(-rc));
+		PORT_LOG(ERR, port, "descriptors: %s", rte_strerror(-rc));
 		return -1;
 	}
 	txconf = info.default_txconf;
@@ -316,28 +327,28 @@ port_init(uint16_t port, uint16_t want_queues, struct rte_mempool *pool,
 		rc = rte_eth_rx_queue_setup(port, q, nb_rxd, rte_eth_dev_socket_id(port),
 					    NULL, pool);
 		if (rc != 0) {
-			fprintf(stderr, "swordd: port %u: RX queue %u: %s\n", port, q,
+			PORT_LOG(ERR, port, "RX queue %u: %s", q,
 				rte_strerror(-rc));
 			return -1;
 		}
 		rc = rte_eth_tx_queue_setup(port, q, nb_txd, rte_eth_dev_socket_id(port),
 					    &txconf);
 		if (rc != 0) {
-			fprintf(stderr, "swordd: port %u: TX queue %u: %s\n", port, q,
+			PORT_LOG(ERR, port, "TX queue %u: %s", q,
 				rte_strerror(-rc));
 			return -1;
 		}
 	}
 	rc = rte_eth_dev_start(port);
 	if (rc != 0) {
-		fprintf(stderr, "swordd: port %u: start: %s\n", port, rte_strerror(-rc));
+		PORT_LOG(ERR, port, "start: %s", rte_strerror(-rc));
 		return -1;
 	}
 	rc = rte_eth_promiscuous_enable(port);
 	if (rc != 0 && rc != -ENOTSUP)
-		LOG(WARNING, "port %u: promiscuous mode: %s", port, rte_strerror(-rc));
-	LOG(INFO, "port %u (%s): %u RX/TX queue(s), %u/%u descriptors%s", port,
-	    info.driver_name, nq, nb_rxd, nb_txd,
+		PORT_LOG(WARNING, port, "promiscuous mode: %s", rte_strerror(-rc));
+	PORT_LOG(INFO, port, "%s: %u RX/TX queue(s), %u/%u descriptors%s",
+		 info.driver_name, nq, nb_rxd, nb_txd,
 	    conf.rxmode.mq_mode == RTE_ETH_MQ_RX_RSS ? ", RSS" : "");
 	*nq_out = nq;
 	return 0;
@@ -356,6 +367,26 @@ wait_workers_running(const struct sword_daemon *d)
 		while (rte_eal_get_lcore_state(d->worker_lcore[w]) != RUNNING &&
 		       !__atomic_load_n(&d->quit, __ATOMIC_RELAXED))
 			rte_delay_us_sleep(1000);
+}
+
+/* The shutdown summary, one sword.stats log line per line of it. */
+static void
+log_final_counters(const struct sword_daemon *d)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (f == NULL) {
+		sword_daemon_print(d, stdout);
+		return;
+	}
+	sword_daemon_print(d, f);
+	fclose(f);
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save))
+		rte_log(RTE_LOG_INFO, sword_logtype_stats, "%s\n", line);
+	free(text);
 }
 
 static void
@@ -424,9 +455,9 @@ main(int argc, char **argv)
 	roce_crc_init();
 
 	if (rte_lcore_count() < (unsigned int)cfg.workers + 1) {
-		fprintf(stderr, "swordd: %u worker(s) need %u lcores (one main lcore for "
+		LOG(ERR, "%u worker(s) need %u lcores (one main lcore for "
 			"housekeeping + one per worker), EAL has %u: use e.g. -l 0-%u, or "
-			"--lcores '(0-%u)@(0-1)' to share CPUs 0-1\n", cfg.workers,
+			"--lcores '(0-%u)@(0-1)' to share CPUs 0-1", cfg.workers,
 			cfg.workers + 1, rte_lcore_count(), cfg.workers, cfg.workers);
 		rte_eal_cleanup();
 		return EXIT_USAGE;
@@ -440,8 +471,8 @@ main(int argc, char **argv)
 	d->slots[1].role = "server";
 	for (s = 0; s < d->n_slots; s++)
 		if (!rte_eth_dev_is_valid_port(d->slots[s].port_id)) {
-			fprintf(stderr, "swordd: %s mode needs port %u (%s side), but the EAL "
-				"found %u port(s): add --vdev/PCI devices or fix [ports]\n",
+			LOG(ERR, "%s mode needs port %u (%s side), but the EAL "
+				"found %u port(s): add --vdev/PCI devices or fix [ports]",
 				sword_mode_name(cfg.mode), d->slots[s].port_id, d->slots[s].role,
 				nb_ports);
 			rte_eal_cleanup();
@@ -452,7 +483,7 @@ main(int argc, char **argv)
 				       256, 0,
 				       MBUF_DATA_ROOM, (int)rte_socket_id());
 	if (pool == NULL) {
-		fprintf(stderr, "swordd: cannot create mbuf pool (%u mbufs of %u bytes): %s\n",
+		LOG(ERR, "cannot create mbuf pool (%u mbufs of %u bytes): %s",
 			cfg.mbufs, MBUF_DATA_ROOM, rte_strerror(rte_errno));
 		rte_eal_cleanup();
 		return EXIT_RUNTIME;
@@ -489,7 +520,7 @@ main(int argc, char **argv)
 	sword_feature_register(SWORD_FEATURE_CLOVER, &clover_fn_ops);
 	if (sword_daemon_setup(d, &cfg, err, sizeof(err)) < 0 ||
 	    sword_daemon_capture_open(d, o.pcap_in, o.pcap_out, err, sizeof(err)) < 0) {
-		fprintf(stderr, "swordd: %s\n", err);
+		LOG(ERR, "%s", err);
 		exit_code = EXIT_RUNTIME;
 		goto out_ports;
 	}
@@ -533,12 +564,12 @@ out_ports:
 		rte_eth_dev_close(d->slots[s].port_id);
 	}
 	if (exit_code == 0) {
-		sword_daemon_print(d, stdout);
+		log_final_counters(d);
 		if (o.stats_json != NULL) {
 			FILE *f = fopen(o.stats_json, "w");
 
 			if (f == NULL || sword_daemon_write_json(d, f) < 0) {
-				fprintf(stderr, "swordd: %s: cannot write: %s\n", o.stats_json,
+				LOG(ERR, "%s: cannot write: %s", o.stats_json,
 					strerror(errno));
 				exit_code = EXIT_RUNTIME;
 			}

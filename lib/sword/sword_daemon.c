@@ -298,7 +298,7 @@ sword_daemon_install_flows(struct sword_daemon *d)
 		if (d->cfg.n_servers == 0 || d->n_workers == 1)
 			continue;
 		if (ps->n_queues < d->n_workers) {
-			SWORD_LOG(INFO, "port %u: %u queue(s) < %u workers: software dispatch",
+			SWORD_LOG_TO(flow, INFO, "port %u: %u queue(s) < %u workers: software dispatch",
 				  ps->port_id, ps->n_queues, d->n_workers);
 			continue;
 		}
@@ -308,7 +308,7 @@ sword_daemon_install_flows(struct sword_daemon *d)
 				ok = flow_server(ps->port_id, d->cfg.servers[i].ip, dir == 0,
 						 d->shards.owner[i], true, &fe) != NULL;
 		if (!ok) {
-			SWORD_LOG(INFO, "port %u: rte_flow not usable (%s): software dispatch",
+			SWORD_LOG_TO(flow, INFO, "port %u: rte_flow not usable (%s): software dispatch",
 				  ps->port_id, fe.message ? fe.message : rte_strerror(rte_errno));
 			continue;
 		}
@@ -317,14 +317,14 @@ sword_daemon_install_flows(struct sword_daemon *d)
 				ok = flow_server(ps->port_id, d->cfg.servers[i].ip, dir == 0,
 						 d->shards.owner[i], false, &fe) != NULL;
 		if (!ok) {
-			SWORD_LOG(WARNING, "port %u: rte_flow_create failed (%s): flushing, "
+			SWORD_LOG_TO(flow, WARNING, "port %u: rte_flow_create failed (%s): flushing, "
 				  "software dispatch", ps->port_id,
 				  fe.message ? fe.message : rte_strerror(rte_errno));
 			rte_flow_flush(ps->port_id, &fe);
 			continue;
 		}
 		ps->flow_steering = true;
-		SWORD_LOG(INFO, "port %u: rte_flow steers %u server(s) to their workers "
+		SWORD_LOG_TO(flow, INFO, "port %u: rte_flow steers %u server(s) to their workers "
 			  "(software dispatch stays as fallback)", ps->port_id,
 			  d->cfg.n_servers);
 	}
@@ -672,11 +672,11 @@ sword_worker_loop(void *arg)
 		/* Nothing can ever arrive (TX rings are only for queue owners):
 		 * leave the CPU to the others, as testpmd does with lcores
 		 * without streams.  The final drain covers our (empty) rings. */
-		SWORD_LOG(INFO, "worker %u on lcore %u: no RX queue, no hand-off ring: idle",
+		SWORD_LOG_TO(worker, INFO, "worker %u on lcore %u: no RX queue, no hand-off ring: idle",
 			  ln->w->id, rte_lcore_id());
 		return 0;
 	}
-	SWORD_LOG(INFO, "worker %u on lcore %u: %u RX queue(s)%s", ln->w->id,
+	SWORD_LOG_TO(worker, INFO, "worker %u on lcore %u: %u RX queue(s)%s", ln->w->id,
 		  rte_lcore_id(), ln->n_rx, ln->handoff_in ? ", hand-off ring" : "");
 	while (!quitting(ln->d))
 		lane_poll(ln);
@@ -735,13 +735,14 @@ sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s,
 			double dt = (double)(now - last_stats) / (double)hz;
 
 			sword_daemon_totals(d, &cur);
-			printf("stats: rx=%.0f/s tx=%.0f/s drops=%.0f/s malformed=%.0f/s "
-			       "managed=%.0f/s\n",
-			       (double)(cur.rx - prev.rx) / dt, (double)(cur.tx - prev.tx) / dt,
-			       (double)(sword_stats_dropped(&cur) - sword_stats_dropped(&prev)) / dt,
-			       (double)(cur.malformed - prev.malformed) / dt,
-			       (double)(cur.managed_rx - prev.managed_rx) / dt);
-			fflush(stdout);
+			SWORD_LOG_TO(stats, INFO, "rx=%.0f/s tx=%.0f/s drops=%.0f/s "
+				     "malformed=%.0f/s managed=%.0f/s",
+				     (double)(cur.rx - prev.rx) / dt,
+				     (double)(cur.tx - prev.tx) / dt,
+				     (double)(sword_stats_dropped(&cur) -
+					      sword_stats_dropped(&prev)) / dt,
+				     (double)(cur.malformed - prev.malformed) / dt,
+				     (double)(cur.managed_rx - prev.managed_rx) / dt);
 			prev = cur;
 			last_stats = now;
 		}
