@@ -184,16 +184,8 @@ trap 'interrupted=130' INT
 trap 'interrupted=143' TERM
 
 tel() { # telemetry query -> "managed rewritten" (0 0 if not available)
-	/usr/bin/python3 - "/var/run/dpdk/$prefix/dpdk_telemetry.v2" <<'EOF' 2>/dev/null || echo "0 0"
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.settimeout(2)
-s.connect(sys.argv[1])
-s.recv(65536)
-s.send(b"/sword/stats")
-d = json.loads(s.recv(1 << 20).decode())["/sword/stats"]
-print(d.get("managed_rx", 0), d.get("rewritten", 0))
-EOF
+	/usr/bin/python3 "$top/scripts/sword_telemetry.py" -f "$prefix" /sword/stats \
+		managed_rx rewritten 2>/dev/null || echo "0 0"
 }
 
 # one run: $1 = on|off; leaves $work/<label>/*.json
