@@ -17,6 +17,7 @@ Families (labels in braces):
   swordd_build_info{version,dpdk}    1
   swordd_config_info{hash,source}    1; swordd_config_hash: the top 52 bits
                                      of the config hash (exact in a float)
+  swordd_config_reloads_total, swordd_config_reloads_refused_total
   swordd_<counter>_total{worker}     /sword/workers,N counters (rx, tx,
                                      dropped, rewritten, managed_rx, ...)
   swordd_opcode_total{worker,opcode}           frames per RoCE opcode
@@ -128,6 +129,10 @@ def scrape(prefix, runtime_dir=sword_telemetry.RUNTIME_DIR):
     f.add("swordd_config", "info", [("hash", h), ("source", cfg.get("source", ""))], 1)
     f.add("swordd_config_hash", "gauge", [], int(h, 16) >> 12,
           "top 52 bits of the configuration hash (changes on reload)")
+    f.add("swordd_config_reloads", "counter", [], cfg.get("reloads", 0),
+          "SIGHUP reloads applied")
+    f.add("swordd_config_reloads_refused", "counter", [], cfg.get("reloads_refused", 0),
+          "SIGHUP reloads refused (nothing changed)")
     for w, st in per_worker:
         worker_counters(f, w, st)
     for p, st in per_port:

@@ -11,6 +11,7 @@
  * 2 usage/config error, 1 runtime error (EAL, ports).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -245,34 +246,33 @@ parse_options(int argc, char **argv, struct options *o)
 
 /* Defaults, file, --set, CLI shortcuts, then one validation. */
 static int
-build_config(const struct options *o, struct sword_config *c)
+build_config(const struct options *o, struct sword_config *c, char *err, size_t errlen)
 {
-	char err[512], buf[64];
+	char buf[64];
 	unsigned int i;
 
 	sword_config_defaults(c);
-	if (o->config != NULL && sword_config_parse_file(c, o->config, err, sizeof(err)) < 0)
+	if (o->config != NULL && sword_config_parse_file(c, o->config, err, errlen) < 0)
 		goto bad;
 	for (i = 0; i < o->n_sets; i++)
-		if (sword_config_set(c, o->sets[i], err, sizeof(err)) < 0)
+		if (sword_config_set(c, o->sets[i], err, errlen) < 0)
 			goto bad;
 	if (o->mode != NULL) {
 		snprintf(buf, sizeof(buf), "ports.mode=%s", o->mode);
-		if (sword_config_set(c, buf, err, sizeof(err)) < 0)
+		if (sword_config_set(c, buf, err, errlen) < 0)
 			goto bad;
 	}
 	if (o->workers > 0) {
 		snprintf(buf, sizeof(buf), "cores.workers=%ld", o->workers);
-		if (sword_config_set(c, buf, err, sizeof(err)) < 0)
+		if (sword_config_set(c, buf, err, errlen) < 0)
 			goto bad;
 	}
 	if (o->stats_interval >= 0)
 		c->stats_interval = (uint32_t)o->stats_interval;
-	if (sword_config_validate(c, err, sizeof(err)) < 0)
+	if (sword_config_validate(c, err, errlen) < 0)
 		goto bad;
 	return 0;
 bad:
-	fprintf(stderr, "swordd: %s\n", err);
 	return -1;
 }
 
@@ -389,11 +389,51 @@ log_final_counters(const struct sword_daemon *d)
 	free(text);
 }
 
+/* The options swordd started with: SIGHUP rebuilds the config from them. */
+static struct options start_opts;
+
+/*
+ * SIGHUP, on the main lcore: re-read the file with the same --set and CLI
+ * overrides, validate, and apply only if every changed key is live; else
+ * log what was refused and change nothing.
+ */
+static void
+reload_config(struct sword_daemon *d)
+{
+	struct sword_config *next = malloc(sizeof(*next));
+	char err[512], msg[1024];
+	int n;
+
+	sd_notify(0, "RELOADING=1\nSTATUS=reloading the configuration");
+	if (next == NULL) {
+		SWORD_LOG_TO(config, ERR, "reload refused: out of memory");
+		d->reloads_refused++;
+	} else if (build_config(&start_opts, next, err, sizeof(err)) < 0) {
+		SWORD_LOG_TO(config, ERR, "reload refused, nothing changed: %s", err);
+		d->reloads_refused++;
+	} else if ((n = sword_config_reload_plan(&d->cfg, next, msg, sizeof(msg))) < 0) {
+		SWORD_LOG_TO(config, ERR, "reload refused, nothing changed: needs a "
+			     "restart: %s", msg);
+		d->reloads_refused++;
+	} else {
+		sword_config_apply_live(&d->cfg, next);
+		d->reloads++;
+		SWORD_LOG_TO(config, INFO, "reload applied (%d key(s) changed%s%s), "
+			     "config hash %016" PRIx64, n, n ? ": " : "", msg,
+			     sword_config_hash(&d->cfg));
+	}
+	free(next);
+	sd_notifyf(0, "READY=1\nSTATUS=forwarding, config hash %016" PRIx64,
+		   sword_config_hash(&d->cfg));
+}
+
 static void
 on_signal(int sig)
 {
-	(void)sig;
-	__atomic_store_n(&sword_daemon.quit, 1, __ATOMIC_RELAXED);
+	if (sig == SIGHUP)
+		__atomic_store_n(&sword_daemon.reload, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(&sword_daemon.quit, 1, __ATOMIC_RELAXED);
 }
 
 int
@@ -434,16 +474,20 @@ main(int argc, char **argv)
 		sword_config_print_keys(stdout);
 		return 0;
 	}
-	if (build_config(&o, &cfg) < 0)
+	if (build_config(&o, &cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "swordd: %s\n", err);
 		return EXIT_USAGE;
+	}
 	if (o.check_config) {
 		sword_config_print(&cfg, stdout);
 		printf("config OK\n");
 		return 0;
 	}
 
+	start_opts = o;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
 
 	argv[eal_argc] = NULL;      /* EAL sees only its own arguments */
 	rc = rte_eal_init(eal_argc, argv);
@@ -546,7 +590,8 @@ main(int argc, char **argv)
 		   "%u managed server(s)", (unsigned long)getpid(),
 		   sword_mode_name(cfg.mode), d->n_workers, cfg.n_servers);
 
-	sword_daemon_main_loop(d, o.idle_exit, cfg.stats_interval);
+	d->on_reload = reload_config;
+	sword_daemon_main_loop(d, o.idle_exit);
 
 	LOG(INFO, "stopping");
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping: draining");

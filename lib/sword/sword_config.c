@@ -1120,3 +1120,147 @@ sword_config_print_keys(FILE *f)
 			(k->flags & SWORD_KEY_LIVE) ? "live" : "restart", k->doc);
 	}
 }
+
+/* ---------------------------------------------------------------------- */
+/* Reload (SIGHUP) */
+
+struct inst_text {
+	FILE *f;
+};
+
+static void
+inst_line(void *arg, const char *sec, const char *inst, const struct sword_key *k,
+	  const char *val)
+{
+	struct inst_text *t = arg;
+
+	if (inst != NULL)
+		fprintf(t->f, "%s.%s=%s\n", sec, k->name, val);
+}
+
+/* Every [KIND.NAME] key as "sec.key=value" lines (malloc'ed). */
+static char *
+instances_text(const struct sword_config *c)
+{
+	struct inst_text t;
+	char *buf = NULL;
+	size_t len = 0;
+
+	t.f = open_memstream(&buf, &len);
+	if (t.f == NULL)
+		return NULL;
+	config_foreach(c, inst_line, &t);
+	fclose(t.f);
+	return buf;
+}
+
+static void
+append(char *msg, size_t len, const char *fmt, ...)
+{
+	size_t l = strlen(msg);
+	va_list ap;
+
+	if (l >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg + l, len - l, fmt, ap);
+	va_end(ap);
+}
+
+int
+sword_config_reload_plan(const struct sword_config *cur, const struct sword_config *next,
+			 char *msg, size_t len)
+{
+	char a[64], b[64];
+	char *ta, *tb;
+	unsigned int i, live = 0, refused = 0;
+
+	msg[0] = '\0';
+	for (i = 0; i < RTE_DIM(keys); i++) {
+		const struct sword_key *k = &keys[i];
+
+		if (k->instance)
+			continue;
+		sword_key_format(k, cur, a, sizeof(a));
+		sword_key_format(k, next, b, sizeof(b));
+		if (strcmp(a, b) == 0)
+			continue;
+		if (k->flags & SWORD_KEY_LIVE) {
+			live++;
+			continue;
+		}
+		append(msg, len, "%s[%s] %s: %s -> %s", refused ? "; " : "", k->section,
+		       k->name, a, b);
+		refused++;
+	}
+	ta = instances_text(cur);
+	tb = instances_text(next);
+	if (ta == NULL || tb == NULL) {
+		append(msg, len, "%sout of memory", refused ? "; " : "");
+		refused++;
+	} else if (strcmp(ta, tb) != 0) {
+		/* name the first section that differs */
+		size_t n = 0;
+		const char *eol;
+
+		while (ta[n] != '\0' && ta[n] == tb[n])
+			n++;
+		while (n > 0 && ta[n - 1] != '\n')
+			n--;
+		eol = strchr(ta[n] != '\0' ? ta + n : tb + n, '=');
+		append(msg, len, "%s%.*s: server, lock and clover sections are fixed at "
+		       "start", refused ? "; " : "",
+		       eol != NULL ? (int)(eol - (ta[n] != '\0' ? ta + n : tb + n)) : 0,
+		       ta[n] != '\0' ? ta + n : tb + n);
+		refused++;
+	}
+	free(ta);
+	free(tb);
+	if (refused > 0)
+		return -1;
+	for (i = 0; i < RTE_DIM(keys); i++) {
+		const struct sword_key *k = &keys[i];
+
+		if (k->instance || !(k->flags & SWORD_KEY_LIVE))
+			continue;
+		sword_key_format(k, cur, a, sizeof(a));
+		sword_key_format(k, next, b, sizeof(b));
+		if (strcmp(a, b) != 0)
+			append(msg, len, "%s[%s] %s: %s -> %s", msg[0] ? "; " : "",
+			       k->section, k->name, a, b);
+	}
+	return (int)live;
+}
+
+void
+sword_config_apply_live(struct sword_config *cur, const struct sword_config *next)
+{
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(keys); i++) {
+		const struct sword_key *k = &keys[i];
+
+		if (k->instance || !(k->flags & SWORD_KEY_LIVE))
+			continue;
+		/* one aligned word per key: a reader sees old or new, never torn */
+		switch (k->size) {
+		case 2:
+			__atomic_store_n((uint16_t *)((char *)cur + k->offset),
+					 *(const uint16_t *)((const char *)next + k->offset),
+					 __ATOMIC_RELAXED);
+			break;
+		case 4:
+			__atomic_store_n((uint32_t *)((char *)cur + k->offset),
+					 *(const uint32_t *)((const char *)next + k->offset),
+					 __ATOMIC_RELAXED);
+			break;
+		case 8:
+			__atomic_store_n((uint64_t *)((char *)cur + k->offset),
+					 *(const uint64_t *)((const char *)next + k->offset),
+					 __ATOMIC_RELAXED);
+			break;
+		default:
+			memcpy((char *)cur + k->offset, (const char *)next + k->offset, k->size);
+		}
+	}
+}

@@ -105,11 +105,11 @@ enum sword_mode {
 #define SWORD_KEYS_ATOMIC(X) \
 	X(pmtu, POW2, uint32_t, pmtu, 256, 4096, "4096", 0, \
 	  "path MTU of the RDMA connections (READ PSN spans); never below the real path MTU") \
-	X(max_refusals, UINT, uint32_t, max_refusals, 0, 1u << 20, "64", SWORD_KEY_LIVE, \
+	X(max_refusals, UINT, uint32_t, max_refusals, 0, 1u << 20, "64", 0, \
 	  "I4 gate: refusals of an un-ACKed word before real atomics pass") \
-	X(gate_ms, UINT, uint32_t, gate_ms, 0, 60000, "0", SWORD_KEY_LIVE, \
+	X(gate_ms, UINT, uint32_t, gate_ms, 0, 60000, "0", 0, \
 	  "I4 gate: the same bound in milliseconds, 0 = count only") \
-	X(pending_expire_ms, UINT, uint32_t, pending_expire_ms, 0, 600000, "2000", SWORD_KEY_LIVE, \
+	X(pending_expire_ms, UINT, uint32_t, pending_expire_ms, 0, 600000, "2000", 0, \
 	  "an un-ACKed modelled write is abandoned after this long, 0 = never") \
 	X(learn_holdoff_ms, UINT, uint32_t, learn_holdoff_ms, 0, 600000, "1000", 0, \
 	  "no learning from real atomics this long after start") \
@@ -259,6 +259,19 @@ void sword_config_foreach(const struct sword_config *c,
 			  void (*fn)(void *arg, const char *sec, const char *inst,
 				     const struct sword_key *k, const char *val),
 			  void *arg);
+
+/*
+ * SIGHUP: may the running config cur become next?  Every key that differs
+ * must be SWORD_KEY_LIVE, and [server/lock/clover.NAME] sections must be
+ * identical.  Returns the number of live keys that change (0: nothing to
+ * do) with msg listing them, or -1 with msg listing every refused key (then
+ * nothing may be applied).
+ */
+int sword_config_reload_plan(const struct sword_config *cur,
+			     const struct sword_config *next, char *msg, size_t len);
+
+/* Copy every live key of next into cur (after a successful plan). */
+void sword_config_apply_live(struct sword_config *cur, const struct sword_config *next);
 
 /* A 64-bit FNV-1a hash of the effective configuration (every key's value). */
 uint64_t sword_config_hash(const struct sword_config *c);

@@ -705,14 +705,14 @@ total_rx(const struct sword_daemon *d)
 }
 
 void
-sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s,
-		       unsigned int stats_interval_s)
+sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s)
 {
 	const uint64_t hz = rte_get_tsc_hz();
 	uint64_t now = rte_get_tsc_cycles();
 	uint64_t last_rx_change = now, last_stats = now;
 	uint64_t last_rx = total_rx(d);
 	struct sword_worker_stats prev, cur;
+	unsigned int stats_interval_s;
 
 	sword_daemon_totals(d, &prev);
 	while (!quitting(d)) {
@@ -721,6 +721,11 @@ sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s,
 		capture_drain(d);
 		rte_delay_us_sleep(1000);
 		now = rte_get_tsc_cycles();
+
+		if (__atomic_exchange_n(&d->reload, 0, __ATOMIC_RELAXED) &&
+		    d->on_reload != NULL)
+			d->on_reload(d);
+		stats_interval_s = __atomic_load_n(&d->cfg.stats_interval, __ATOMIC_RELAXED);
 
 		rx = total_rx(d);
 		if (rx != last_rx) {

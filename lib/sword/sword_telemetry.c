@@ -219,6 +219,8 @@ tel_config(const char *cmd __rte_unused, const char *params __rte_unused,
 	rte_tel_data_add_dict_string(dt, "version", SWORD_VERSION);
 	snprintf(hash, sizeof(hash), "%016" PRIx64, sword_config_hash(&tel_d->cfg));
 	rte_tel_data_add_dict_string(dt, "hash", hash);
+	rte_tel_data_add_dict_u64(dt, "reloads", tel_d->reloads);
+	rte_tel_data_add_dict_u64(dt, "reloads_refused", tel_d->reloads_refused);
 	for (i = 0; i < RTE_DIM(w.inst); i++) {
 		w.inst[i] = rte_tel_data_alloc();
 		if (w.inst[i] != NULL)

@@ -10,9 +10,18 @@ sd_notify(3) protocol systemd uses; systemd itself may not run in a
 container) only once its ports are up and its workers run, answers
 /sword/version with what --version prints, and sends STOPPING=1 and exits 0
 on SIGTERM.
+
+In between, SIGHUP reloads (systemctl reload: the unit's ExecReload) with
+RELOADING=1 then READY=1 each time: a live key ([stats] interval) edited in
+the installed config applies and changes the config hash; an edit of the
+same live key together with one that needs a restart ([ports] burst) is
+refused as a whole (the live key keeps its value, the hash does not move,
+the log names the refused key); an invalid edit is refused with the usual
+file/section/key message and swordd keeps running.
 """
 
 import glob
+import re
 import os
 import shlex
 import signal
@@ -67,6 +76,60 @@ class NotifySocket:
             self.messages.append(msg)
             return msg if key in msg else None
         return t.wait_for(got, timeout, "%s on NOTIFY_SOCKET" % key, interval=0)
+
+
+def edit(conf, old, new):
+    text = open(conf).read()
+    t.check(old in text, "test bug: %r not in %s" % (old, conf))
+    with open(conf, "w") as f:
+        f.write(text.replace(old, new, 1))
+
+
+def log_text(out):
+    out.flush()
+    out.seek(0)
+    return out.read()
+
+
+def reload(proc, notify):
+    proc.send_signal(signal.SIGHUP)
+    notify.wait("RELOADING", proc)
+    return notify.wait("READY", proc)
+
+
+def reload_checks(proc, notify, conf, tel, out):
+    cfg0 = t.telemetry_query(tel, "/sword/config")
+    t.check_eq(cfg0["stats"]["interval"], "0", "stats.interval before")
+
+    # a live key: applies
+    edit(conf, "\ninterval = 0", "\ninterval = 1")
+    reload(proc, notify)
+    cfg1 = t.telemetry_query(tel, "/sword/config")
+    t.check_eq(cfg1["stats"]["interval"], "1", "stats.interval after a live reload")
+    t.check(cfg1["hash"] != cfg0["hash"], "config hash did not change on reload")
+    t.check_eq((cfg1["reloads"], cfg1["reloads_refused"]), (1, 0), "reloads, refused")
+    t.check("reload applied" in log_text(out), "no 'reload applied' in the log")
+
+    # live + restart-only together: nothing applies
+    edit(conf, "\ninterval = 1", "\ninterval = 2")
+    edit(conf, "\nburst = 32", "\nburst = 16")
+    reload(proc, notify)
+    cfg2 = t.telemetry_query(tel, "/sword/config")
+    t.check_eq(cfg2["stats"]["interval"], "1", "stats.interval after a refused reload")
+    t.check_eq(cfg2["ports"]["burst"], "32", "ports.burst after a refused reload")
+    t.check_eq(cfg2["hash"], cfg1["hash"], "config hash after a refused reload")
+    t.check_eq((cfg2["reloads"], cfg2["reloads_refused"]), (1, 1), "reloads, refused")
+    log = log_text(out)
+    t.check(re.search(r"reload refused, nothing changed: .*\[ports\] burst: 32 -> 16", log),
+            "refused reload not logged with the key:\n" + log[-2000:])
+
+    # invalid: refused with the config error, swordd keeps forwarding
+    edit(conf, "\nburst = 16", "\nburst = 100000")
+    reload(proc, notify)
+    t.check(re.search(re.escape(conf) + r": \[ports\] burst: .*out of range", log_text(out)),
+            "invalid reload not logged as a config error")
+    t.check_eq(t.telemetry_query(tel, "/sword/config")["reloads_refused"], 2, "refused")
+    t.check(proc.poll() is None, "swordd died on an invalid reload")
 
 
 def body():
@@ -147,6 +210,8 @@ def body():
                 "/sword/version %r vs --version %r" % (tv, version))
         cfg = t.telemetry_query(tel, "/sword/config")
         t.check_eq(cfg.get("source"), conf, "/sword/config source")
+
+        reload_checks(proc, notify, conf, tel, out)
 
         proc.send_signal(signal.SIGTERM)
         notify.wait("STOPPING", None, timeout=60)

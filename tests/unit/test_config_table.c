@@ -89,6 +89,38 @@ START_TEST(t_hash_changes)
 }
 END_TEST
 
+/* SIGHUP plan: live keys apply, anything else refuses the whole reload. */
+START_TEST(t_reload_plan)
+{
+	static struct sword_config cur, next;
+	char err[256], msg[512];
+
+	sword_config_defaults(&cur);
+	next = cur;
+	ck_assert_int_eq(sword_config_reload_plan(&cur, &next, msg, sizeof(msg)), 0);
+
+	ck_assert_int_eq(sword_config_set(&next, "stats.interval=5", err, sizeof(err)), 0);
+	ck_assert_int_eq(sword_config_reload_plan(&cur, &next, msg, sizeof(msg)), 1);
+	ck_assert_msg(strstr(msg, "[stats] interval: 0 -> 5") != NULL, "%s", msg);
+
+	ck_assert_int_eq(sword_config_set(&next, "atomic.pmtu=1024", err, sizeof(err)), 0);
+	ck_assert_int_eq(sword_config_reload_plan(&cur, &next, msg, sizeof(msg)), -1);
+	ck_assert_msg(strstr(msg, "[atomic] pmtu: 4096 -> 1024") != NULL, "%s", msg);
+	ck_assert_msg(strstr(msg, "interval") == NULL, "live key listed as refused: %s", msg);
+
+	next = cur;
+	ck_assert_int_eq(sword_config_set(&next, "server.m.ip=10.0.0.1", err, sizeof(err)), 0);
+	ck_assert_int_eq(sword_config_reload_plan(&cur, &next, msg, sizeof(msg)), -1);
+	ck_assert_msg(strstr(msg, "server.m.ip") != NULL, "%s", msg);
+
+	next = cur;
+	ck_assert_int_eq(sword_config_set(&next, "stats.interval=7", err, sizeof(err)), 0);
+	sword_config_apply_live(&cur, &next);
+	ck_assert_uint_eq(cur.stats_interval, 7);
+	ck_assert(sword_config_hash(&cur) == sword_config_hash(&next));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -101,6 +133,7 @@ main(void)
 	tcase_add_test(tc, t_defaults_validate);
 	tcase_add_test(tc, t_print_parses_back);
 	tcase_add_test(tc, t_hash_changes);
+	tcase_add_test(tc, t_reload_plan);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
