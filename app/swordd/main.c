@@ -445,7 +445,7 @@ main(int argc, char **argv)
 	struct rte_mempool *pool;
 	char *app_argv[256];
 	int app_argc = 0, eal_argc, i, rc, sep = -1;
-	unsigned int s, w, lcore, nb_ports;
+	unsigned int s, w, nb_ports;
 	char err[512];
 	int exit_code = 0;
 
@@ -572,14 +572,9 @@ main(int argc, char **argv)
 	if (sword_telemetry_register(d) != 0 || ser_telemetry_register(d) != 0)
 		LOG(WARNING, "telemetry commands not registered");
 
-	w = 0;
-	RTE_LCORE_FOREACH_WORKER(lcore) {
-		if (w >= d->n_workers)
-			break;
-		d->worker_lcore[w] = lcore;
-		rte_eal_remote_launch(sword_worker_loop, d->lanes[w], lcore);
-		w++;
-	}
+	/* on the lcores sword_daemon_setup placed each worker's memory for */
+	for (w = 0; w < d->n_workers; w++)
+		rte_eal_remote_launch(sword_worker_loop, d->lanes[w], d->worker_lcore[w]);
 	d->running = true;
 	wait_workers_running(d);
 	LOG(INFO, "running: %s, %u worker(s), %u managed server(s)",

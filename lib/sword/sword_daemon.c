@@ -77,26 +77,55 @@ mk_ring(const char *what, unsigned int a, unsigned int b, unsigned int size,
 	return rte_ring_create(name, size, socket, flags);
 }
 
+/*
+ * Worker w runs on the w-th worker lcore (main.c launches it there), so its
+ * state, its functions' tables and the rings it reads live on that lcore's
+ * NUMA socket, not on the main lcore's.
+ */
+static void
+assign_lcores(struct sword_daemon *d)
+{
+	unsigned int w = 0, lcore;
+
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (w >= d->n_workers)
+			break;
+		d->worker_lcore[w++] = lcore;
+	}
+	for (; w < d->n_workers; w++)      /* too few lcores: main.c refuses to run */
+		d->worker_lcore[w] = rte_get_main_lcore();
+}
+
+static int
+worker_socket(const struct sword_daemon *d, unsigned int w)
+{
+	unsigned int sock = rte_lcore_to_socket_id(d->worker_lcore[w]);
+
+	return sock == (unsigned int)SOCKET_ID_ANY ? (int)rte_socket_id() : (int)sock;
+}
+
 int
 sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 		   char *err, size_t errlen)
 {
 	unsigned int w, s, o, n_polling = 0;
 	bool need_handoff = false;
-	int socket = (int)rte_socket_id();
 	struct rte_ring *txr[SWORD_MAX_PORTS][SWORD_MAX_WORKERS];
 
 	memset(txr, 0, sizeof(txr));
 	d->cfg = *cfg;
 	d->n_workers = cfg->workers;
 	sword_shard_map_build(&d->shards, &d->cfg);
+	assign_lcores(d);
 
 	for (w = 0; w < d->n_workers; w++) {
 		struct sword_worker *wk;
 		struct sword_lane *ln;
 
-		wk = rte_zmalloc_socket("sword_worker", sizeof(*wk), RTE_CACHE_LINE_SIZE, socket);
-		ln = rte_zmalloc_socket("sword_lane", sizeof(*ln), RTE_CACHE_LINE_SIZE, socket);
+		wk = rte_zmalloc_socket("sword_worker", sizeof(*wk), RTE_CACHE_LINE_SIZE,
+					worker_socket(d, w));
+		ln = rte_zmalloc_socket("sword_lane", sizeof(*ln), RTE_CACHE_LINE_SIZE,
+					worker_socket(d, w));
 		if (wk == NULL || ln == NULL) {
 			snprintf(err, errlen, "out of memory for worker %u", w);
 			return -1;
@@ -130,8 +159,9 @@ sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 			ln->txq[s] = -1;
 			o = w % nq;
 			if (txr[s][o] == NULL) {
-				txr[s][o] = mk_ring("tx", s, o, TX_RING_SIZE, socket,
-						    RING_F_SC_DEQ);
+				/* read by its owner o: on o's socket */
+				txr[s][o] = mk_ring("tx", s, o, TX_RING_SIZE,
+						    worker_socket(d, o), RING_F_SC_DEQ);
 				if (txr[s][o] == NULL) {
 					snprintf(err, errlen, "cannot create TX ring: %s",
 						 rte_strerror(rte_errno));
@@ -181,7 +211,7 @@ sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 			if (!owns)
 				continue;
 			d->lanes[w]->handoff_in = mk_ring("ho", w, 0, HANDOFF_RING_SIZE,
-							  socket, RING_F_SC_DEQ);
+							  worker_socket(d, w), RING_F_SC_DEQ);
 			if (d->lanes[w]->handoff_in == NULL) {
 				snprintf(err, errlen, "cannot create hand-off ring: %s",
 					 rte_strerror(rte_errno));
@@ -222,7 +252,8 @@ sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 				continue;
 			}
 			for (w = 0; w < d->n_workers; w++)
-				if (sword_worker_attach_fn(d->workers[w], ops, socket) < 0) {
+				if (sword_worker_attach_fn(d->workers[w], ops,
+							   worker_socket(d, w)) < 0) {
 					snprintf(err, errlen, "features.%s: cannot attach to "
 						 "worker %u", sword_feature_name(f), w);
 					return -1;
