@@ -356,15 +356,16 @@ port_init(uint16_t port, uint16_t want_queues, struct rte_mempool *pool,
 
 /* ---------------------------------------------------------------------- */
 
-/* Readiness means forwarding: wait until every launched lcore runs its loop
- * (or we are told to quit first). */
+/* Readiness means forwarding: wait until every launched worker entered its
+ * loop (a worker with nothing to poll returns at once: that counts), or we
+ * are told to quit first. */
 static void
 wait_workers_running(const struct sword_daemon *d)
 {
 	unsigned int w;
 
 	for (w = 0; w < d->n_workers; w++)
-		while (rte_eal_get_lcore_state(d->worker_lcore[w]) != RUNNING &&
+		while (!sword_daemon_worker_started(d, w) &&
 		       !__atomic_load_n(&d->quit, __ATOMIC_RELAXED))
 			rte_delay_us_sleep(1000);
 }
@@ -415,8 +416,9 @@ reload_config(struct sword_daemon *d)
 		SWORD_LOG_TO(config, ERR, "reload refused, nothing changed: needs a "
 			     "restart: %s", msg);
 		d->reloads_refused++;
+	} else if (n > 0 && sword_daemon_apply_live(d, next) < 0) {
+		SWORD_LOG_TO(config, WARNING, "reload interrupted by shutdown");
 	} else {
-		sword_config_apply_live(&d->cfg, next);
 		d->reloads++;
 		SWORD_LOG_TO(config, INFO, "reload applied (%d key(s) changed%s%s), "
 			     "config hash %016" PRIx64, n, n ? ": " : "", msg,

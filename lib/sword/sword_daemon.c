@@ -56,6 +56,9 @@ struct sword_lane {
 	bool has_handoff;                        /* handoff_to[] may be used */
 	bool flush_per_burst;                    /* else one flush per poll */
 	struct sword_tx_batch batch;
+	bool started;                            /* its lcore entered the loop function */
+	bool polling;                            /* in its loop (reload waits) */
+	uint32_t cfg_gen_seen;                   /* d->cfg_gen last reconfigured to */
 } __rte_cache_aligned;
 
 static inline bool
@@ -699,6 +702,7 @@ sword_worker_loop(void *arg)
 {
 	struct sword_lane *ln = arg;
 
+	__atomic_store_n(&ln->started, true, __ATOMIC_RELEASE);
 	if (ln->n_rx == 0 && ln->handoff_in == NULL) {
 		/* Nothing can ever arrive (TX rings are only for queue owners):
 		 * leave the CPU to the others, as testpmd does with lcores
@@ -709,9 +713,58 @@ sword_worker_loop(void *arg)
 	}
 	SWORD_LOG_TO(worker, INFO, "worker %u on lcore %u: %u RX queue(s)%s", ln->w->id,
 		  rte_lcore_id(), ln->n_rx, ln->handoff_in ? ", hand-off ring" : "");
-	while (!quitting(ln->d))
+	__atomic_store_n(&ln->polling, true, __ATOMIC_RELEASE);
+	while (!quitting(ln->d)) {
+		uint32_t gen = __atomic_load_n(&ln->d->cfg_gen, __ATOMIC_ACQUIRE);
+
+		if (unlikely(gen != ln->cfg_gen_seen)) {
+			/* a reload changed live keys: take them between bursts */
+			sword_worker_reconfigure(ln->w);
+			__atomic_store_n(&ln->cfg_gen_seen, gen, __ATOMIC_RELEASE);
+		}
 		lane_poll(ln);
+	}
+	__atomic_store_n(&ln->polling, false, __ATOMIC_RELEASE);
 	return 0;
+}
+
+bool
+sword_daemon_worker_started(const struct sword_daemon *d, unsigned int w)
+{
+	return __atomic_load_n(&d->lanes[w]->started, __ATOMIC_ACQUIRE);
+}
+
+/* Every polling worker has reconfigured to generation gen (or we quit). */
+static bool
+workers_at_gen(struct sword_daemon *d, uint32_t gen)
+{
+	unsigned int w;
+
+	for (;;) {
+		bool all = true;
+
+		if (quitting(d))
+			return false;
+		for (w = 0; w < d->n_workers; w++)
+			if (__atomic_load_n(&d->lanes[w]->polling, __ATOMIC_ACQUIRE) &&
+			    __atomic_load_n(&d->lanes[w]->cfg_gen_seen, __ATOMIC_ACQUIRE) != gen)
+				all = false;
+		if (all)
+			return true;
+		rte_delay_us_sleep(100);
+	}
+}
+
+int
+sword_daemon_apply_live(struct sword_daemon *d, const struct sword_config *next)
+{
+	uint32_t gen = __atomic_load_n(&d->cfg_gen, __ATOMIC_RELAXED);
+
+	if (!workers_at_gen(d, gen))
+		return -1;
+	sword_config_apply_live(&d->cfg, next);
+	__atomic_store_n(&d->cfg_gen, gen + 1, __ATOMIC_RELEASE);
+	return workers_at_gen(d, gen + 1) ? 0 : -1;
 }
 
 /* ---------------------------------------------------------------------- */

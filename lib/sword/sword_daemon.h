@@ -80,6 +80,7 @@ struct sword_daemon {
 	 * SIGHUP (NULL: reload requests are ignored) */
 	void (*on_reload)(struct sword_daemon *d);
 	uint64_t reloads, reloads_refused;          /* SIGHUPs applied, refused */
+	uint32_t cfg_gen;                           /* bumped when live keys change */
 	uint64_t start_tsc;
 	bool running;                               /* lcores launched */
 };
@@ -105,6 +106,19 @@ int sword_daemon_capture_open(struct sword_daemon *d, const char *in_path,
 
 /* lcore entry point: arg is d->lanes[i]. */
 int sword_worker_loop(void *arg);
+
+/* Has worker w's lcore entered sword_worker_loop (it polls from then on, or
+ * has nothing to poll and returned)?  For readiness (sd_notify). */
+bool sword_daemon_worker_started(const struct sword_daemon *d, unsigned int w);
+
+/*
+ * Apply the live keys of next (sword_config_reload_plan said yes) to the
+ * running daemon: wait until every polling worker took the previous
+ * change, write them into d->cfg, then wait until every polling worker has
+ * run its functions' reconfigure between two bursts.  Main lcore only.
+ * 0, or -1 if the daemon started quitting meanwhile.
+ */
+int sword_daemon_apply_live(struct sword_daemon *d, const struct sword_config *next);
 
 /* Main lcore loop until d->quit: capture writing, stats lines every
  * d->cfg.stats_interval seconds (read every round: SIGHUP may change it),

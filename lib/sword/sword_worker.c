@@ -76,6 +76,16 @@ sword_shard_map_build(struct sword_shard_map *sm, const struct sword_config *cfg
 }
 
 void
+sword_worker_reconfigure(struct sword_worker *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->n_fn; i++)
+		if (w->fn[i].ops->reconfigure != NULL)
+			w->fn[i].ops->reconfigure(w->fn[i].state, w->cfg);
+}
+
+void
 sword_worker_init(struct sword_worker *w, const struct sword_config *cfg,
 		  const struct sword_shard_map *shards, unsigned int id)
 {
