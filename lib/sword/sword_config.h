@@ -105,11 +105,11 @@ enum sword_mode {
 #define SWORD_KEYS_ATOMIC(X) \
 	X(pmtu, POW2, uint32_t, pmtu, 256, 4096, "4096", 0, \
 	  "path MTU of the RDMA connections (READ PSN spans); never below the real path MTU") \
-	X(max_refusals, UINT, uint32_t, max_refusals, 0, 1u << 20, "64", 0, \
+	X(max_refusals, UINT, uint32_t, max_refusals, 1, 1u << 20, "64", SWORD_KEY_LIVE, \
 	  "I4 gate: refusals of an un-ACKed word before real atomics pass") \
-	X(gate_ms, UINT, uint32_t, gate_ms, 0, 60000, "0", 0, \
+	X(gate_ms, UINT, uint32_t, gate_ms, 0, 60000, "0", SWORD_KEY_LIVE, \
 	  "I4 gate: the same bound in milliseconds, 0 = count only") \
-	X(pending_expire_ms, UINT, uint32_t, pending_expire_ms, 0, 600000, "2000", 0, \
+	X(pending_expire_ms, UINT, uint32_t, pending_expire_ms, 0, 600000, "2000", SWORD_KEY_LIVE, \
 	  "an un-ACKed modelled write is abandoned after this long, 0 = never") \
 	X(learn_holdoff_ms, UINT, uint32_t, learn_holdoff_ms, 0, 600000, "1000", 0, \
 	  "no learning from real atomics this long after start") \

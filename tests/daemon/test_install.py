@@ -12,8 +12,8 @@ container) only once its ports are up and its workers run, answers
 on SIGTERM.
 
 In between, SIGHUP reloads (systemctl reload: the unit's ExecReload) with
-RELOADING=1 then READY=1 each time: a live key ([stats] interval) edited in
-the installed config applies and changes the config hash; an edit of the
+RELOADING=1 then READY=1 each time: live keys ([stats] interval, [atomic]
+gate_ms) edited in the installed config apply and change the config hash; an edit of the
 same live key together with one that needs a restart ([ports] burst) is
 refused as a whole (the live key keeps its value, the hash does not move,
 the log names the refused key); an invalid edit is refused with the usual
@@ -101,14 +101,17 @@ def reload_checks(proc, notify, conf, tel, out):
     cfg0 = t.telemetry_query(tel, "/sword/config")
     t.check_eq(cfg0["stats"]["interval"], "0", "stats.interval before")
 
-    # a live key: applies
+    # two live keys: apply together
     edit(conf, "\ninterval = 0", "\ninterval = 1")
+    edit(conf, "\ngate_ms = 0", "\ngate_ms = 50")
     reload(proc, notify)
     cfg1 = t.telemetry_query(tel, "/sword/config")
     t.check_eq(cfg1["stats"]["interval"], "1", "stats.interval after a live reload")
+    t.check_eq(cfg1["atomic"]["gate_ms"], "50", "atomic.gate_ms after a live reload")
     t.check(cfg1["hash"] != cfg0["hash"], "config hash did not change on reload")
     t.check_eq((cfg1["reloads"], cfg1["reloads_refused"]), (1, 0), "reloads, refused")
-    t.check("reload applied" in log_text(out), "no 'reload applied' in the log")
+    t.check("reload applied (2 key(s) changed" in log_text(out),
+            "no 'reload applied (2 key(s) changed' in the log")
 
     # live + restart-only together: nothing applies
     edit(conf, "\ninterval = 1", "\ninterval = 2")
