@@ -356,6 +356,47 @@ port_init(uint16_t port, uint16_t want_queues, struct rte_mempool *pool,
 
 /* ---------------------------------------------------------------------- */
 
+/*
+ * As l3fwd does: give the links up to [ports] link_wait_ms to come up, then
+ * say how each one is and start anyway (a link that comes up later simply
+ * starts receiving; READY=1 is sent after this).
+ */
+static void
+wait_links(const struct sword_daemon *d, uint32_t wait_ms)
+{
+	const uint64_t hz = rte_get_timer_hz();
+	const uint64_t deadline = rte_get_timer_cycles() + (uint64_t)wait_ms * hz / 1000;
+	struct rte_eth_link link;
+	char text[RTE_ETH_LINK_MAX_STR_LEN];
+	unsigned int s;
+	bool all_up;
+
+	do {
+		all_up = true;
+		for (s = 0; s < d->n_slots; s++)
+			if (rte_eth_link_get_nowait(d->slots[s].port_id, &link) == 0 &&
+			    link.link_status == RTE_ETH_LINK_DOWN)
+				all_up = false;
+		if (all_up || __atomic_load_n(&d->quit, __ATOMIC_RELAXED))
+			break;
+		rte_delay_us_sleep(100 * 1000);
+	} while (rte_get_timer_cycles() < deadline);
+	for (s = 0; s < d->n_slots; s++) {
+		if (s == 1 && d->slots[1].port_id == d->slots[0].port_id)
+			continue;
+		if (rte_eth_link_get_nowait(d->slots[s].port_id, &link) != 0) {
+			PORT_LOG(INFO, d->slots[s].port_id, "link status unknown");
+			continue;
+		}
+		rte_eth_link_to_str(text, sizeof(text), &link);
+		if (link.link_status == RTE_ETH_LINK_DOWN)
+			PORT_LOG(WARNING, d->slots[s].port_id, "%s after %u ms: starting anyway",
+				 text, wait_ms);
+		else
+			PORT_LOG(INFO, d->slots[s].port_id, "%s", text);
+	}
+}
+
 /* Readiness means forwarding: wait until every launched worker entered its
  * loop (a worker with nothing to poll returns at once: that counts), or we
  * are told to quit first. */
@@ -573,6 +614,8 @@ main(int argc, char **argv)
 	sword_daemon_install_flows(d);
 	if (sword_telemetry_register(d) != 0 || ser_telemetry_register(d) != 0)
 		LOG(WARNING, "telemetry commands not registered");
+
+	wait_links(d, cfg.link_wait_ms);
 
 	/* on the lcores sword_daemon_setup placed each worker's memory for */
 	for (w = 0; w < d->n_workers; w++)

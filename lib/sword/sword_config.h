@@ -71,7 +71,9 @@ enum sword_mode {
 	X(rx_desc, POW2, uint16_t, rx_desc, 64, 32768, "1024", 0, "RX descriptors per queue") \
 	X(tx_desc, POW2, uint16_t, tx_desc, 64, 32768, "1024", 0, "TX descriptors per queue") \
 	X(mbufs, UINT, uint32_t, mbufs, 1023, 1u << 24, "16383", 0, "mbufs in the packet pool") \
-	X(burst, UINT, uint16_t, burst, 1, SWORD_MAX_BURST, "32", 0, "frames per RX burst, at most rx_desc")
+	X(burst, UINT, uint16_t, burst, 1, SWORD_MAX_BURST, "32", 0, "frames per RX burst, at most rx_desc") \
+	X(link_wait_ms, UINT, uint32_t, link_wait_ms, 0, 60000, "9000", 0, \
+	  "at start, wait up to this long for every port's link (as l3fwd does), then start anyway")
 
 /* [cores] */
 #define SWORD_KEYS_CORES(X) \
