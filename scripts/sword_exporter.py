@@ -27,6 +27,8 @@ Families (labels in braces):
                                      counters of the attached functions
                                      (function="atomic", "clover")
   swordd_proc_ns_per_frame{worker}   gauge: mean processing time per frame
+  swordd_server_managed_rx_total{server,worker}, swordd_server_rewritten_total
+                                     per managed server (/sword/servers)
   swordd_port_<counter>_total{port,role}       /sword/ports,P (ours + ethdev)
   swordd_port_queues{port,role}      gauge
 """
@@ -116,6 +118,7 @@ def scrape(prefix, runtime_dir=sword_telemetry.RUNTIME_DIR):
             cfg = c.query("/sword/config") or {}
             workers = c.query("/sword/workers") or []
             per_worker = [(w, c.query("/sword/workers,%d" % w) or {}) for w in workers]
+            servers = (c.query("/sword/servers") or {}).values()
             ports = c.query("/sword/ports") or []
             per_port = [(p, c.query("/sword/ports,%d" % p) or {}) for p in ports]
     except (OSError, ValueError, sword_telemetry.Error) as e:
@@ -135,6 +138,12 @@ def scrape(prefix, runtime_dir=sword_telemetry.RUNTIME_DIR):
           "SIGHUP reloads refused (nothing changed)")
     for w, st in per_worker:
         worker_counters(f, w, st)
+    for sv in servers:
+        lab = [("server", sv.get("name", "")), ("worker", str(sv.get("worker", "")))]
+        f.add("swordd_server_managed_rx", "counter", lab, sv.get("managed_rx", 0),
+              "RoCE frames to or from this managed server")
+        f.add("swordd_server_rewritten", "counter", lab, sv.get("rewritten", 0),
+              "frames of this server a function rewrote")
     for p, st in per_port:
         lab = [("port", str(p)), ("role", st.get("role", ""))]
         for k, v in st.items():

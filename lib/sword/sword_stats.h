@@ -45,6 +45,9 @@ struct sword_worker_stats {
 	uint64_t port_tx[SWORD_MAX_PORTS];
 	uint64_t port_tx_dropped[SWORD_MAX_PORTS];
 	uint64_t fn[SWORD_FN_MAX_COUNTERS];     /* function-defined, see sword_fn_ops */
+	/* per managed server (config index), by its owner: /sword/servers */
+	uint64_t server_managed_rx[SWORD_MAX_SERVERS];
+	uint64_t server_rewritten[SWORD_MAX_SERVERS];
 } __rte_cache_aligned;
 
 /* Sum n worker stats into *sum (reads each field once, racy-but-atomic u64 loads). */

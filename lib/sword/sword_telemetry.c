@@ -9,11 +9,13 @@
  *   /sword/ports            list of port ids
  *   /sword/ports,P          counters of port P (ours + rte_eth_stats)
  *   /sword/config           the running configuration (every key) and its hash
+ *   /sword/servers          per managed server: owner, managed_rx, rewritten
  *   /sword/version          swordd's and DPDK's versions
  *
  * Counters are read without locks while workers write them (each is one
  * aligned 64-bit word, so a read sees an old or new value, never a torn one).
  */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +236,49 @@ tel_config(const char *cmd __rte_unused, const char *params __rte_unused,
 	return 0;
 }
 
+/*
+ * /sword/servers: per managed server, its owner and its frame counters, as
+ * {"server0": {"name": ..., ...}, ...} (telemetry keys allow no '-', which
+ * server names may contain, and arrays may not hold dicts).
+ */
+static int
+tel_servers(const char *cmd __rte_unused, const char *params __rte_unused,
+	    struct rte_tel_data *dt)
+{
+	const struct sword_config *c;
+	char ip[INET_ADDRSTRLEN];
+	unsigned int i, w;
+
+	if (tel_d == NULL)
+		return -1;
+	c = &tel_d->cfg;
+	rte_tel_data_start_dict(dt);
+	for (i = 0; i < c->n_servers; i++) {
+		char key[16];
+		struct rte_tel_data *sv = rte_tel_data_alloc();
+		uint64_t managed = 0, rewritten = 0;
+
+		if (sv == NULL)
+			return -1;
+		for (w = 0; w < tel_d->n_workers; w++) {
+			const struct sword_worker_stats *st = &tel_d->workers[w]->stats;
+
+			managed += __atomic_load_n(&st->server_managed_rx[i], __ATOMIC_RELAXED);
+			rewritten += __atomic_load_n(&st->server_rewritten[i], __ATOMIC_RELAXED);
+		}
+		inet_ntop(AF_INET, &c->servers[i].ip, ip, sizeof(ip));
+		rte_tel_data_start_dict(sv);
+		rte_tel_data_add_dict_string(sv, "name", c->servers[i].name);
+		rte_tel_data_add_dict_string(sv, "ip", ip);
+		rte_tel_data_add_dict_int(sv, "worker", (int)sword_config_server_worker(c, i));
+		rte_tel_data_add_dict_u64(sv, "managed_rx", managed);
+		rte_tel_data_add_dict_u64(sv, "rewritten", rewritten);
+		snprintf(key, sizeof(key), "server%u", i);
+		rte_tel_data_add_dict_container(dt, key, sv, 0);
+	}
+	return 0;
+}
+
 static int
 tel_version(const char *cmd __rte_unused, const char *params __rte_unused,
 	    struct rte_tel_data *dt)
@@ -258,6 +303,9 @@ sword_telemetry_register(struct sword_daemon *d)
 		"No parameter: list of port ids. Parameter: port id, its counters");
 	rc |= rte_telemetry_register_cmd("/sword/config", tel_config,
 		"swordd running configuration. No parameters");
+	rc |= rte_telemetry_register_cmd("/sword/servers", tel_servers,
+		"Per managed server: name, ip, owner worker, managed_rx, rewritten. "
+		"No parameters");
 	rc |= rte_telemetry_register_cmd("/sword/version", tel_version,
 		"swordd and DPDK versions. No parameters");
 	return rc;

@@ -178,6 +178,7 @@ run_functions(struct sword_worker *w, struct rte_mbuf *m, struct roce_pkt *p,
 			continue;
 		case SWORD_FN_FORWARD:
 			w->stats.rewritten++;
+			w->stats.server_rewritten[server]++;
 			forward(w, out, out_side, m);
 			return;
 		case SWORD_FN_CONSUMED:
@@ -311,6 +312,7 @@ process_one(struct sword_worker *w, struct rte_mbuf *m, uint16_t port,
 		return;
 	}
 	st->opcode[p.opcode]++;
+	st->server_managed_rx[server]++;
 	t->managed_rx++;
 	if (w->n_fn == 0) {
 		t->passthrough++;

@@ -42,6 +42,13 @@ def body():
         st = sw.telemetry("/sword/stats")
         t.check(st.get("fn_atomic_learned", 0) >= 1, "nothing learned: %r" % st)
         t.check_eq(st.get("fn_atomic_granted"), 1, "CAS granted by swordd")
+        # per-server counters: the one managed server has all managed frames
+        srv = sw.telemetry("/sword/servers")
+        t.log("/sword/servers:", srv)
+        t.check_eq(srv["server0"]["name"], "m", "/sword/servers name")
+        t.check_eq(srv["server0"]["managed_rx"], st["managed_rx"], "server managed_rx")
+        t.check_eq(srv["server0"]["rewritten"], st["rewritten"], "server rewritten")
+        t.check(st["rewritten"] >= 1, "the granted CAS was not rewritten")
 
         known = sw.telemetry("/sword/lock,m,0,0x2521")
         t.log("/sword/lock,m,0,0x2521:", known)
