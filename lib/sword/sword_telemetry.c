@@ -254,7 +254,7 @@ tel_servers(const char *cmd __rte_unused, const char *params __rte_unused,
 	c = &tel_d->cfg;
 	rte_tel_data_start_dict(dt);
 	for (i = 0; i < c->n_servers; i++) {
-		char key[16];
+		char key[24];
 		struct rte_tel_data *sv = rte_tel_data_alloc();
 		uint64_t managed = 0, rewritten = 0;
 
