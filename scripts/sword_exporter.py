@@ -27,6 +27,8 @@ Families (labels in braces):
                                      counters of the attached functions
                                      (function="atomic", "clover")
   swordd_proc_ns_per_frame{worker}   gauge: mean processing time per frame
+  swordd_function_latency_ns{worker,function}  gauge: mean time in one
+                                     function per managed frame (sampled)
   swordd_server_managed_rx_total{server,worker}, swordd_server_rewritten_total
                                      per managed server (/sword/servers)
   swordd_port_<counter>_total{port,role}       /sword/ports,P (ours + ethdev)
@@ -43,7 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sword_telemetry  # noqa: E402
 
 CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
-WORKER_SKIP = {"worker", "lcore", "non_roce", "malformed"}   # labels, or sums of labelled ones
+WORKER_SKIP = {"worker", "lcore", "socket", "non_roce", "malformed"}   # labels, or sums of labelled ones
 PORT_GAUGES = {"queues", "flow_steering"}
 
 
@@ -97,6 +99,11 @@ def worker_counters(f, w, st):
         m = re.fullmatch(r"(malformed|non_roce)_(.+)", k)
         if m:
             f.add("swordd_%s_reason" % m.group(1), "counter", lab + [("reason", m.group(2))], v)
+            continue
+        m = re.fullmatch(r"fn_latency_ns_([a-z]+)", k)
+        if m:
+            f.add("swordd_function_latency_ns", "gauge", lab + [("function", m.group(1))], v,
+                  "mean ns in the function per frame (1 frame in 64 sampled)")
             continue
         m = re.fullmatch(r"fn_([a-z]+)_(.+)", k)
         if m:

@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_lcore.h>
 #include <rte_telemetry.h>
 #include <rte_version.h>
 
@@ -62,6 +64,31 @@ parse_index(const char *params, unsigned long max, unsigned long *out)
 	return 0;
 }
 
+/*
+ * fn_latency_ns_<function>: mean time in a function's process() over the
+ * sampled frames (<function> is the prefix of its counter names, as in
+ * fn_<function>_<counter>: "atomic", "clover").
+ */
+static void
+add_fn_latency(struct rte_tel_data *dt, const struct sword_worker *wk,
+	       const struct sword_worker_stats *st)
+{
+	const uint64_t hz = rte_get_tsc_hz();
+	char key[64];
+	unsigned int i;
+
+	for (i = 0; i < wk->n_fn; i++) {
+		const struct sword_fn_ops *ops = wk->fn[i].ops;
+		const char *name = ops->n_counters ? ops->counter_names[0] : ops->name;
+		size_t len = strcspn(name, "_");
+
+		snprintf(key, sizeof(key), "fn_latency_ns_%.*s", (int)len, name);
+		rte_tel_data_add_dict_u64(dt, key, st->fn_samples[i] && hz
+			? (uint64_t)((double)st->fn_sample_cycles[i] * 1e9 / (double)hz /
+				     (double)st->fn_samples[i]) : 0);
+	}
+}
+
 static int
 tel_workers(const char *cmd __rte_unused, const char *params, struct rte_tel_data *dt)
 {
@@ -88,7 +115,10 @@ tel_workers(const char *cmd __rte_unused, const char *params, struct rte_tel_dat
 	rte_tel_data_start_dict(dt);
 	rte_tel_data_add_dict_int(dt, "worker", (int)w);
 	rte_tel_data_add_dict_int(dt, "lcore", (int)tel_d->worker_lcore[w]);
+	rte_tel_data_add_dict_int(dt, "socket",
+				  (int)rte_lcore_to_socket_id(tel_d->worker_lcore[w]));
 	sword_stats_foreach(&snap, add_u64, dt);
+	add_fn_latency(dt, tel_d->workers[w], &snap);
 	return 0;
 }
 

@@ -159,8 +159,12 @@ run_functions(struct sword_worker *w, struct rte_mbuf *m, struct roce_pkt *p,
 		.server = server, .to_server = to_server, .out_side = out_side,
 		.out = out, .pool = w->pool, .now = now,
 	};
+	/* per-function latency, sampled: a timestamp pair on every frame would
+	 * cost more than the functions themselves */
+	const bool timed = (++w->fn_sample_tick & (SWORD_FN_SAMPLE_EVERY - 1)) == 0;
 	unsigned int i;
 
+	RTE_BUILD_BUG_ON(SWORD_MAX_FNS > SWORD_FN_MAX_TIMED);
 	/*
 	 * HOOK: lib/serializer (features.atomic_replacement = on) is attached
 	 * here by the daemon as a sword_fn_ops; remapping and Clover steering
@@ -171,7 +175,15 @@ run_functions(struct sword_worker *w, struct rte_mbuf *m, struct roce_pkt *p,
 		enum sword_fn_verdict v;
 
 		ctx.counters = &w->stats.fn[w->fn[i].counter_base];
-		v = w->fn[i].ops->process(w->fn[i].state, w, &ctx);
+		if (unlikely(timed)) {
+			uint64_t t0 = rte_rdtsc();
+
+			v = w->fn[i].ops->process(w->fn[i].state, w, &ctx);
+			w->stats.fn_sample_cycles[i] += rte_rdtsc() - t0;
+			w->stats.fn_samples[i]++;
+		} else {
+			v = w->fn[i].ops->process(w->fn[i].state, w, &ctx);
+		}
 
 		switch (v) {
 		case SWORD_FN_PASS:

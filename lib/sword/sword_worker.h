@@ -195,6 +195,7 @@ struct sword_worker {
 		unsigned int counter_base;
 	} fn[SWORD_MAX_FNS];
 	void *daemon_priv;                     /* sword_daemon's per-worker lanes */
+	uint32_t fn_sample_tick;               /* managed frames, for latency samples */
 } __rte_cache_aligned;
 
 /* Every attached function's reconfigure(w->cfg), on w's lcore. */

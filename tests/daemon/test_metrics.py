@@ -8,7 +8,7 @@ the telemetry socket.  Two scrapes: the text is valid OpenMetrics (every
 sample under a declared family, families contiguous, "# EOF" last), carries
 swordd_up, the build info (= swordd --version), the config hash (=
 /sword/config's), per-worker, per-opcode, per-port and per-function
-(function="atomic") and per-server counters, and swordd_rx_total{worker="0"} moves between
+(function="atomic", with its sampled latency) and per-server counters, and swordd_rx_total{worker="0"} moves between
 the scrapes.
 """
 
@@ -115,6 +115,8 @@ def main_body():
                 "no ATOMIC ACKs (opcode 0x12) counted")
         t.check(second.get(("swordd_port_rx_total", '{port="0",role="hairpin"}'), 0) > 0,
                 "no port rx")
+        t.check(second.get(("swordd_function_latency_ns", '{worker="0",function="atomic"}'), 0) > 0,
+                "no latency for the atomic replacement function")
         t.check(second.get(("swordd_server_managed_rx_total", '{server="m",worker="0"}'), 0) > 0,
                 "no per-server managed frames")
         t.check(second.get(("swordd_function_req_seen_total",
