@@ -184,16 +184,8 @@ trap 'interrupted=130' INT
 trap 'interrupted=143' TERM
 
 tel() { # telemetry query -> "managed rewritten" (0 0 if not available)
-	/usr/bin/python3 - "/var/run/dpdk/$prefix/dpdk_telemetry.v2" <<'EOF' 2>/dev/null || echo "0 0"
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.settimeout(2)
-s.connect(sys.argv[1])
-s.recv(65536)
-s.send(b"/sword/stats")
-d = json.loads(s.recv(1 << 20).decode())["/sword/stats"]
-print(d.get("managed_rx", 0), d.get("rewritten", 0))
-EOF
+	/usr/bin/python3 "$top/scripts/sword_telemetry.py" -f "$prefix" /sword/stats \
+		managed_rx rewritten 2>/dev/null || echo "0 0"
 }
 
 # one run: $1 = on|off; leaves $work/<label>/*.json
@@ -321,93 +313,7 @@ done
 echo
 echo "== summary"
 sum_rc=0
-/usr/bin/python3 - "$work" "$locks" "$clients" "$json" <<'EOF' || sum_rc=$?
-import json, os, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_IGN)   # a second Ctrl-C: the summary still comes
-work, locks, nclients, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-
-def load(p):
-    try:
-        with open(p) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-runs, ok = [], True
-for label in ("passthrough", "accel"):
-    d = os.path.join(work, label)
-    if not os.path.isdir(d):
-        continue
-    cl = [load(os.path.join(d, "client%d.json" % i)) for i in range(nclients)]
-    missing = sum(c is None for c in cl)
-    cl = [c for c in cl if c]
-    srv = load(os.path.join(d, "server.json"))
-    sw = load(os.path.join(d, "swordd.json"))
-    why = []
-    if missing:
-        why.append("%d client(s) wrote no summary" % missing)
-    if srv is None:
-        why.append("the memory server wrote no summary")
-    if sw is None:
-        why.append("swordd wrote no final counters")
-    if os.path.exists(os.path.join(d, "killed")):
-        why.append("a process had to be killed")
-    ops = sum(c["ops"] for c in cl)
-    secs = max([c["seconds"] for c in cl] + [1e-9])
-    viol = sum(c["violations"] for c in cl)
-    qpe = sum(c["qp_errors"] for c in cl)
-    if viol:
-        why.append("violations")
-    if qpe:
-        why.append("QP errors")
-    if any(c["retry_storm"] for c in cl):
-        why.append("retry storm")
-    errs = [e for c in cl for e in c["errors"]]
-    if errs:
-        why.append("client errors: " + "; ".join(errs[:4]))
-    if srv is not None and not missing:
-        cs = [sum(c["cs_per_lock"][i] for c in cl) for i in range(locks)]
-        if [r[1] for r in srv["records"][:locks]] != cs:
-            why.append("lock counters in memory != critical sections completed")
-        if any(w != 0 for w in srv["lock_words"][:locks]):
-            why.append("lock words not all free at the end")
-    sw = sw or {}
-    run = {"mode": label, "ops": ops, "seconds": secs, "lock_ops_per_s": ops / secs,
-           "p50_us": sorted(c["lat_p50_us"] for c in cl)[len(cl) // 2] if cl else 0,
-           "p99_us": max((c["lat_p99_us"] for c in cl), default=0),
-           "retries": sum(c["retries"] for c in cl), "retx": sum(c["retx_pkts"] for c in cl),
-           "violations": viol, "qp_errors": qpe,
-           "managed_rx": sw.get("managed_rx", 0), "rewrites": sw.get("rewritten", 0),
-           "no_impl": os.path.exists(os.path.join(d, "noimpl")),
-           "interrupted": os.path.exists(os.path.join(d, "interrupted")),
-           "ok": not why, "failures": why}
-    ok = ok and not why
-    runs.append(run)
-
-print("  %-26s %11s %9s %9s %9s %6s %5s %6s %9s %s" % ("run", "lock ops/s", "p50 us", "p99 us*",
-      "retries", "retx", "viol", "qperr", "rewrites", "checks"))
-for r in runs:
-    name = r["mode"] + (" (no impl)" if r["no_impl"] else "") + (" (interrupted)" if r["interrupted"] else "")
-    print("  %-26s %11.0f %9.0f %9.0f %9d %6d %5d %6d %9d %s" % (
-        name, r["lock_ops_per_s"], r["p50_us"], r["p99_us"], r["retries"], r["retx"],
-        r["violations"], r["qp_errors"], r["rewrites"], "ok" if r["ok"] else "FAILED"))
-    for w in r["failures"]:
-        print("    %s: %s" % (r["mode"], w))
-if not runs:
-    print("  (no run completed)")
-print("  (* worst client's p99; checks = no violation, no QP error, no retry storm,")
-print("     every lock word free and every lock's counter in server memory equal")
-print("     to the critical sections all clients completed)")
-if len(runs) == 2 and runs[0]["lock_ops_per_s"] > 0:
-    if runs[1]["no_impl"]:
-        print("  no acceleration ratio: this swordd passed the 'accel' run through too")
-    else:
-        print("  acceleration / pass-through: %.2fx lock ops/s" % (runs[1]["lock_ops_per_s"] / runs[0]["lock_ops_per_s"]))
-if out:
-    with open(out, "w") as f:
-        json.dump({"ok": ok, "runs": runs}, f, indent=1)
-sys.exit(0 if ok else 1)
-EOF
+/usr/bin/python3 "$top/scripts/run_summary.py" "$work" "$locks" "$clients" "$json" || sum_rc=$?
 if [ "$sum_rc" -ne 0 ]; then
 	exit 1
 fi

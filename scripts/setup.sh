@@ -43,6 +43,8 @@ packages=(
 	# AF_XDP: the XDP steering program (clang -target bpf, libbpf) and the
 	# PMD (part of dpdk); bpftool and libxdp-dev to inspect and extend it
 	clang libbpf-dev libxdp-dev bpftool librte-net-af-xdp23
+	# swordd: sd_notify readiness (libsystemd), the man page (scdoc)
+	libsystemd-dev scdoc
 	python3 python3-scapy tshark tcpdump
 	iproute2 iputils-ping ethtool procps valgrind
 	# the Soft-RoCE rig (tests/rig): guests built from these

@@ -33,22 +33,21 @@ builds=("$top/build")
 passed=0; failed=0; skipped=0
 for b in "${builds[@]}"; do
 	echo "== meson test -C $b"
-	meson test -C "$b" --print-errorlogs --num-processes 2 "${suites[@]}" "${extra[@]}"
+	# A log left over from an earlier run would report that run's counts
+	# (e.g. after a failed rebuild): remove it, and trust meson's exit code.
 	log="$b/meson-logs/testlog.json"
+	rm -f "$log"
+	meson test -C "$b" --print-errorlogs --num-processes 2 "${suites[@]}" "${extra[@]}"
+	rc=$?
 	if [ ! -s "$log" ]; then
-		echo "no test log in $b"; failed=$((failed + 1)); continue
+		echo "== $b: meson test exited $rc and wrote no test log (build failed, or no test matched)"
+		failed=$((failed + 1)); continue
 	fi
-	read -r p f s < <(/usr/bin/python3 - "$log" <<'PY'
-import json, sys
-p = f = s = 0
-for line in open(sys.argv[1]):
-    r = json.loads(line).get("result")
-    if r in ("OK", "EXPECTEDFAIL"): p += 1
-    elif r == "SKIP": s += 1
-    else: f += 1
-print(p, f, s)
-PY
-)
+	read -r p f s < <("$top/scripts/testlog-count.py" "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "== $b: meson test exited $rc with no failed test in its log: counted as a failure"
+		f=1
+	fi
 	echo "== $b: $p passed, $f failed, $s skipped"
 	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
 done

@@ -11,29 +11,48 @@
  * 2 usage/config error, 1 runtime error (EAL, ports).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
+#include <rte_version.h>
+
+#include <systemd/sd-daemon.h>
 
 #include "clover_fn.h"
 #include "port_mbuf.h"
 #include "ser_fn.h"
+#include "ser_telemetry.h"
 #include "roce.h"
 #include "sword_config.h"
 #include "sword_daemon.h"
+#include "sword_log.h"
+#include "sword_version.h"
 
+/*
+ * After rte_eal_init every message goes through rte_log: "swordd" for the
+ * daemon's life cycle, "swordd.port" for port bring-up (lib/sword has its
+ * own types, sword_log.h).  Before it, usage and config errors go to stderr.
+ * The "swordd: " prefix stays: scripts wait for "swordd: running".
+ */
 RTE_LOG_REGISTER(swordd_logtype, swordd, INFO);
+RTE_LOG_REGISTER(swordd_logtype_port, swordd.port, INFO);
 #define LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, swordd_logtype, "swordd: " fmt "\n", ##__VA_ARGS__)
+#define PORT_LOG(level, port, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, swordd_logtype_port, "swordd: port %u: " fmt "\n", \
+		(unsigned int)(port), ##__VA_ARGS__)
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
@@ -52,6 +71,8 @@ struct options {
 	const char *stats_json;
 	unsigned int idle_exit;
 	bool check_config;
+	bool version;
+	bool config_keys;
 };
 
 static void
@@ -77,13 +98,18 @@ usage(const char *prog, FILE *f)
 "      --stats-json FILE      write the final counters as one JSON object\n"
 "      --idle-exit SEC        exit cleanly after SEC seconds without any frame\n"
 "                             received\n"
-"      --check-config         validate the configuration, print it, exit\n"
+"      --check-config         validate the configuration, print every key's\n"
+"                             value and the config hash, exit\n"
+"      --config-keys          list every config key (section, key, type and\n"
+"                             range, default, live|restart on SIGHUP, doc)\n"
+"  -V, --version              print the version and exit\n"
 "  -h, --help                 this text\n"
 "\n"
 "Exit status: 0 clean shutdown, 2 usage or configuration error, 1 runtime\n"
 "error (EAL, ports).  SIGINT/SIGTERM stop the daemon cleanly.\n"
 "\n"
-"Telemetry: /sword/stats, /sword/workers[,N], /sword/ports[,P], /sword/config\n"
+"Telemetry: /sword/stats, /sword/workers[,N], /sword/ports[,P], /sword/config,\n"
+"/sword/servers, /sword/version, /sword/lock,SERVER,VA\n"
 "on the EAL telemetry socket, /var/run/dpdk/<file-prefix>/dpdk_telemetry.v2\n"
 "(dpdk-telemetry.py -f <file-prefix>).  DPDK 22.11 refuses --in-memory with\n"
 "--no-huge; without hugepages use --no-huge --no-shconf --file-prefix NAME.\n"
@@ -113,7 +139,8 @@ static int
 parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_MODE = 256, OPT_WORKERS, OPT_SET, OPT_STATS_INTERVAL, OPT_PCAP_IN,
-	       OPT_PCAP_OUT, OPT_STATS_JSON, OPT_IDLE_EXIT, OPT_CHECK_CONFIG };
+	       OPT_PCAP_OUT, OPT_STATS_JSON, OPT_IDLE_EXIT, OPT_CHECK_CONFIG,
+	       OPT_CONFIG_KEYS };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "mode", required_argument, NULL, OPT_MODE },
@@ -125,6 +152,8 @@ parse_options(int argc, char **argv, struct options *o)
 		{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
 		{ "idle-exit", required_argument, NULL, OPT_IDLE_EXIT },
 		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
+		{ "config-keys", no_argument, NULL, OPT_CONFIG_KEYS },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -136,7 +165,7 @@ parse_options(int argc, char **argv, struct options *o)
 	o->stats_interval = -1;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":c:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->config = optarg;
@@ -188,6 +217,12 @@ parse_options(int argc, char **argv, struct options *o)
 		case OPT_CHECK_CONFIG:
 			o->check_config = true;
 			break;
+		case OPT_CONFIG_KEYS:
+			o->config_keys = true;
+			break;
+		case 'V':
+			o->version = true;
+			break;
 		case 'h':
 			usage("swordd", stdout);
 			return 1;
@@ -211,34 +246,33 @@ parse_options(int argc, char **argv, struct options *o)
 
 /* Defaults, file, --set, CLI shortcuts, then one validation. */
 static int
-build_config(const struct options *o, struct sword_config *c)
+build_config(const struct options *o, struct sword_config *c, char *err, size_t errlen)
 {
-	char err[512], buf[64];
+	char buf[64];
 	unsigned int i;
 
 	sword_config_defaults(c);
-	if (o->config != NULL && sword_config_parse_file(c, o->config, err, sizeof(err)) < 0)
+	if (o->config != NULL && sword_config_parse_file(c, o->config, err, errlen) < 0)
 		goto bad;
 	for (i = 0; i < o->n_sets; i++)
-		if (sword_config_set(c, o->sets[i], err, sizeof(err)) < 0)
+		if (sword_config_set(c, o->sets[i], err, errlen) < 0)
 			goto bad;
 	if (o->mode != NULL) {
 		snprintf(buf, sizeof(buf), "ports.mode=%s", o->mode);
-		if (sword_config_set(c, buf, err, sizeof(err)) < 0)
+		if (sword_config_set(c, buf, err, errlen) < 0)
 			goto bad;
 	}
 	if (o->workers > 0) {
 		snprintf(buf, sizeof(buf), "cores.workers=%ld", o->workers);
-		if (sword_config_set(c, buf, err, sizeof(err)) < 0)
+		if (sword_config_set(c, buf, err, errlen) < 0)
 			goto bad;
 	}
 	if (o->stats_interval >= 0)
 		c->stats_interval = (uint32_t)o->stats_interval;
-	if (sword_config_validate(c, err, sizeof(err)) < 0)
+	if (sword_config_validate(c, err, errlen) < 0)
 		goto bad;
 	return 0;
 bad:
-	fprintf(stderr, "swordd: %s\n", err);
 	return -1;
 }
 
@@ -258,7 +292,7 @@ port_init(uint16_t port, uint16_t want_queues, struct rte_mempool *pool,
 	memset(&conf, 0, sizeof(conf));
 	rc = rte_eth_dev_info_get(port, &info);
 	if (rc != 0) {
-		fprintf(stderr, "swordd: port %u: cannot get device info: %s\n", port,
+		PORT_LOG(ERR, port, "cannot get device info: %s",
 			rte_strerror(-rc));
 		return -1;
 	}
@@ -278,13 +312,13 @@ port_init(uint16_t port, uint16_t want_queues, struct rte_mempool *pool,
 
 	rc = rte_eth_dev_configure(port, nq, nq, &conf);
 	if (rc != 0) {
-		fprintf(stderr, "swordd: port %u: configure (%u queues): %s\n", port, nq,
+		PORT_LOG(ERR, port, "configure (%u queues): %s", nq,
 			rte_strerror(-rc));
 		return -1;
 	}
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
 	if (rc != 0) {
-		fprintf(stderr, "swordd: port %u: descriptors: %s\n", port, rte_strerror(-rc));
+		PORT_LOG(ERR, port, "descriptors: %s", rte_strerror(-rc));
 		return -1;
 	}
 	txconf = info.default_txconf;
@@ -293,28 +327,28 @@ port_init(uint16_t port, uint16_t want_queues, struct rte_mempool *pool,
 		rc = rte_eth_rx_queue_setup(port, q, nb_rxd, rte_eth_dev_socket_id(port),
 					    NULL, pool);
 		if (rc != 0) {
-			fprintf(stderr, "swordd: port %u: RX queue %u: %s\n", port, q,
+			PORT_LOG(ERR, port, "RX queue %u: %s", q,
 				rte_strerror(-rc));
 			return -1;
 		}
 		rc = rte_eth_tx_queue_setup(port, q, nb_txd, rte_eth_dev_socket_id(port),
 					    &txconf);
 		if (rc != 0) {
-			fprintf(stderr, "swordd: port %u: TX queue %u: %s\n", port, q,
+			PORT_LOG(ERR, port, "TX queue %u: %s", q,
 				rte_strerror(-rc));
 			return -1;
 		}
 	}
 	rc = rte_eth_dev_start(port);
 	if (rc != 0) {
-		fprintf(stderr, "swordd: port %u: start: %s\n", port, rte_strerror(-rc));
+		PORT_LOG(ERR, port, "start: %s", rte_strerror(-rc));
 		return -1;
 	}
 	rc = rte_eth_promiscuous_enable(port);
 	if (rc != 0 && rc != -ENOTSUP)
-		LOG(WARNING, "port %u: promiscuous mode: %s", port, rte_strerror(-rc));
-	LOG(INFO, "port %u (%s): %u RX/TX queue(s), %u/%u descriptors%s", port,
-	    info.driver_name, nq, nb_rxd, nb_txd,
+		PORT_LOG(WARNING, port, "promiscuous mode: %s", rte_strerror(-rc));
+	PORT_LOG(INFO, port, "%s: %u RX/TX queue(s), %u/%u descriptors%s",
+		 info.driver_name, nq, nb_rxd, nb_txd,
 	    conf.rxmode.mq_mode == RTE_ETH_MQ_RX_RSS ? ", RSS" : "");
 	*nq_out = nq;
 	return 0;
@@ -322,11 +356,127 @@ port_init(uint16_t port, uint16_t want_queues, struct rte_mempool *pool,
 
 /* ---------------------------------------------------------------------- */
 
+/*
+ * As l3fwd does: give the links up to [ports] link_wait_ms to come up, then
+ * say how each one is and start anyway (a link that comes up later simply
+ * starts receiving; READY=1 is sent after this).
+ */
+static void
+wait_links(const struct sword_daemon *d, uint32_t wait_ms)
+{
+	const uint64_t hz = rte_get_timer_hz();
+	const uint64_t deadline = rte_get_timer_cycles() + (uint64_t)wait_ms * hz / 1000;
+	struct rte_eth_link link;
+	char text[RTE_ETH_LINK_MAX_STR_LEN];
+	unsigned int s;
+	bool all_up;
+
+	do {
+		all_up = true;
+		for (s = 0; s < d->n_slots; s++)
+			if (rte_eth_link_get_nowait(d->slots[s].port_id, &link) == 0 &&
+			    link.link_status == RTE_ETH_LINK_DOWN)
+				all_up = false;
+		if (all_up || __atomic_load_n(&d->quit, __ATOMIC_RELAXED))
+			break;
+		rte_delay_us_sleep(100 * 1000);
+	} while (rte_get_timer_cycles() < deadline);
+	for (s = 0; s < d->n_slots; s++) {
+		if (s == 1 && d->slots[1].port_id == d->slots[0].port_id)
+			continue;
+		if (rte_eth_link_get_nowait(d->slots[s].port_id, &link) != 0) {
+			PORT_LOG(INFO, d->slots[s].port_id, "link status unknown");
+			continue;
+		}
+		rte_eth_link_to_str(text, sizeof(text), &link);
+		if (link.link_status == RTE_ETH_LINK_DOWN)
+			PORT_LOG(WARNING, d->slots[s].port_id, "%s after %u ms: starting anyway",
+				 text, wait_ms);
+		else
+			PORT_LOG(INFO, d->slots[s].port_id, "%s", text);
+	}
+}
+
+/* Readiness means forwarding: wait until every launched worker entered its
+ * loop (a worker with nothing to poll returns at once: that counts), or we
+ * are told to quit first. */
+static void
+wait_workers_running(const struct sword_daemon *d)
+{
+	unsigned int w;
+
+	for (w = 0; w < d->n_workers; w++)
+		while (!sword_daemon_worker_started(d, w) &&
+		       !__atomic_load_n(&d->quit, __ATOMIC_RELAXED))
+			rte_delay_us_sleep(1000);
+}
+
+/* The shutdown summary, one sword.stats log line per line of it. */
+static void
+log_final_counters(const struct sword_daemon *d)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (f == NULL) {
+		sword_daemon_print(d, stdout);
+		return;
+	}
+	sword_daemon_print(d, f);
+	fclose(f);
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save))
+		rte_log(RTE_LOG_INFO, sword_logtype_stats, "%s\n", line);
+	free(text);
+}
+
+/* The options swordd started with: SIGHUP rebuilds the config from them. */
+static struct options start_opts;
+
+/*
+ * SIGHUP, on the main lcore: re-read the file with the same --set and CLI
+ * overrides, validate, and apply only if every changed key is live; else
+ * log what was refused and change nothing.
+ */
+static void
+reload_config(struct sword_daemon *d)
+{
+	struct sword_config *next = malloc(sizeof(*next));
+	char err[512], msg[1024];
+	int n;
+
+	sd_notify(0, "RELOADING=1\nSTATUS=reloading the configuration");
+	if (next == NULL) {
+		SWORD_LOG_TO(config, ERR, "reload refused: out of memory");
+		d->reloads_refused++;
+	} else if (build_config(&start_opts, next, err, sizeof(err)) < 0) {
+		SWORD_LOG_TO(config, ERR, "reload refused, nothing changed: %s", err);
+		d->reloads_refused++;
+	} else if ((n = sword_config_reload_plan(&d->cfg, next, msg, sizeof(msg))) < 0) {
+		SWORD_LOG_TO(config, ERR, "reload refused, nothing changed: needs a "
+			     "restart: %s", msg);
+		d->reloads_refused++;
+	} else if (n > 0 && sword_daemon_apply_live(d, next) < 0) {
+		SWORD_LOG_TO(config, WARNING, "reload interrupted by shutdown");
+	} else {
+		d->reloads++;
+		SWORD_LOG_TO(config, INFO, "reload applied (%d key(s) changed%s%s), "
+			     "config hash %016" PRIx64, n, n ? ": " : "", msg,
+			     sword_config_hash(&d->cfg));
+	}
+	free(next);
+	sd_notifyf(0, "READY=1\nSTATUS=forwarding, config hash %016" PRIx64,
+		   sword_config_hash(&d->cfg));
+}
+
 static void
 on_signal(int sig)
 {
-	(void)sig;
-	__atomic_store_n(&sword_daemon.quit, 1, __ATOMIC_RELAXED);
+	if (sig == SIGHUP)
+		__atomic_store_n(&sword_daemon.reload, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(&sword_daemon.quit, 1, __ATOMIC_RELAXED);
 }
 
 int
@@ -338,7 +488,7 @@ main(int argc, char **argv)
 	struct rte_mempool *pool;
 	char *app_argv[256];
 	int app_argc = 0, eal_argc, i, rc, sep = -1;
-	unsigned int s, w, lcore, nb_ports;
+	unsigned int s, w, nb_ports;
 	uint16_t data_room;
 	char err[512];
 	int exit_code = 0;
@@ -360,16 +510,28 @@ main(int argc, char **argv)
 		return 0;
 	if (rc < 0)
 		return EXIT_USAGE;
-	if (build_config(&o, &cfg) < 0)
+	if (o.version) {
+		printf("swordd %s, %s\n", SWORD_VERSION, rte_version());
+		return 0;
+	}
+	if (o.config_keys) {
+		sword_config_print_keys(stdout);
+		return 0;
+	}
+	if (build_config(&o, &cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "swordd: %s\n", err);
 		return EXIT_USAGE;
+	}
 	if (o.check_config) {
 		sword_config_print(&cfg, stdout);
 		printf("config OK\n");
 		return 0;
 	}
 
+	start_opts = o;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
 
 	argv[eal_argc] = NULL;      /* EAL sees only its own arguments */
 	rc = rte_eal_init(eal_argc, argv);
@@ -381,9 +543,9 @@ main(int argc, char **argv)
 	roce_crc_init();
 
 	if (rte_lcore_count() < (unsigned int)cfg.workers + 1) {
-		fprintf(stderr, "swordd: %u worker(s) need %u lcores (one main lcore for "
+		LOG(ERR, "%u worker(s) need %u lcores (one main lcore for "
 			"housekeeping + one per worker), EAL has %u: use e.g. -l 0-%u, or "
-			"--lcores '(0-%u)@(0-1)' to share CPUs 0-1\n", cfg.workers,
+			"--lcores '(0-%u)@(0-1)' to share CPUs 0-1", cfg.workers,
 			cfg.workers + 1, rte_lcore_count(), cfg.workers, cfg.workers);
 		rte_eal_cleanup();
 		return EXIT_USAGE;
@@ -397,8 +559,8 @@ main(int argc, char **argv)
 	d->slots[1].role = "server";
 	for (s = 0; s < d->n_slots; s++)
 		if (!rte_eth_dev_is_valid_port(d->slots[s].port_id)) {
-			fprintf(stderr, "swordd: %s mode needs port %u (%s side), but the EAL "
-				"found %u port(s): add --vdev/PCI devices or fix [ports]\n",
+			LOG(ERR, "%s mode needs port %u (%s side), but the EAL "
+				"found %u port(s): add --vdev/PCI devices or fix [ports]",
 				sword_mode_name(cfg.mode), d->slots[s].port_id, d->slots[s].role,
 				nb_ports);
 			rte_eal_cleanup();
@@ -410,7 +572,7 @@ main(int argc, char **argv)
 
 		if (swordd_mbuf_data_room(ports, d->n_slots, cfg.atomic.pmtu, &data_room,
 					  err, sizeof(err)) < 0) {
-			fprintf(stderr, "swordd: %s\n", err);
+			LOG(ERR, "%s", err);
 			rte_eal_cleanup();
 			return EXIT_USAGE;
 		}
@@ -419,7 +581,7 @@ main(int argc, char **argv)
 				       256, 0,
 				       data_room, (int)rte_socket_id());
 	if (pool == NULL) {
-		fprintf(stderr, "swordd: cannot create mbuf pool (%u mbufs of %u bytes): %s\n",
+		LOG(ERR, "cannot create mbuf pool (%u mbufs of %u bytes): %s",
 			cfg.mbufs, data_room, rte_strerror(rte_errno));
 		rte_eal_cleanup();
 		return EXIT_RUNTIME;
@@ -456,29 +618,34 @@ main(int argc, char **argv)
 	sword_feature_register(SWORD_FEATURE_CLOVER, &clover_fn_ops);
 	if (sword_daemon_setup(d, &cfg, err, sizeof(err)) < 0 ||
 	    sword_daemon_capture_open(d, o.pcap_in, o.pcap_out, err, sizeof(err)) < 0) {
-		fprintf(stderr, "swordd: %s\n", err);
+		LOG(ERR, "%s", err);
 		exit_code = EXIT_RUNTIME;
 		goto out_ports;
 	}
 	sword_daemon_install_flows(d);
-	if (sword_telemetry_register(d) != 0)
+	if (sword_telemetry_register(d) != 0 || ser_telemetry_register(d) != 0)
 		LOG(WARNING, "telemetry commands not registered");
 
-	w = 0;
-	RTE_LCORE_FOREACH_WORKER(lcore) {
-		if (w >= d->n_workers)
-			break;
-		d->worker_lcore[w] = lcore;
-		rte_eal_remote_launch(sword_worker_loop, d->lanes[w], lcore);
-		w++;
-	}
+	wait_links(d, cfg.link_wait_ms);
+
+	/* on the lcores sword_daemon_setup placed each worker's memory for */
+	for (w = 0; w < d->n_workers; w++)
+		rte_eal_remote_launch(sword_worker_loop, d->lanes[w], d->worker_lcore[w]);
 	d->running = true;
+	wait_workers_running(d);
 	LOG(INFO, "running: %s, %u worker(s), %u managed server(s)",
 	    sword_mode_name(cfg.mode), d->n_workers, cfg.n_servers);
+	/* systemd (Type=notify): ports are started and every worker is in its
+	 * loop.  No-op without $NOTIFY_SOCKET. */
+	sd_notifyf(0, "READY=1\nMAINPID=%lu\nSTATUS=forwarding: %s, %u worker(s), "
+		   "%u managed server(s)", (unsigned long)getpid(),
+		   sword_mode_name(cfg.mode), d->n_workers, cfg.n_servers);
 
-	sword_daemon_main_loop(d, o.idle_exit, cfg.stats_interval);
+	d->on_reload = reload_config;
+	sword_daemon_main_loop(d, o.idle_exit);
 
 	LOG(INFO, "stopping");
+	sd_notify(0, "STOPPING=1\nSTATUS=stopping: draining");
 	rte_eal_mp_wait_lcore();
 	sword_daemon_drain(d);
 	sword_daemon_snapshot_ports(d);
@@ -493,12 +660,12 @@ out_ports:
 		rte_eth_dev_close(d->slots[s].port_id);
 	}
 	if (exit_code == 0) {
-		sword_daemon_print(d, stdout);
+		log_final_counters(d);
 		if (o.stats_json != NULL) {
 			FILE *f = fopen(o.stats_json, "w");
 
 			if (f == NULL || sword_daemon_write_json(d, f) < 0) {
-				fprintf(stderr, "swordd: %s: cannot write: %s\n", o.stats_json,
+				LOG(ERR, "%s: cannot write: %s", o.stats_json,
 					strerror(errno));
 				exit_code = EXIT_RUNTIME;
 			}

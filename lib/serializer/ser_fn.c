@@ -18,6 +18,7 @@
 #include <rte_mbuf.h>
 
 #include "ser_fn.h"
+#include "ser_internal.h"
 #include "serializer.h"
 #include "sword_log.h"
 
@@ -217,12 +218,43 @@ fn_publish(void *state, uint64_t *counters)
 	counters[N_COUNTERS - 1] = f->emit_lost;
 }
 
+/*
+ * SIGHUP changed live [atomic] keys: the I4 gate's bounds and the pending
+ * write expiry.  Runs on this worker's lcore between bursts (sword_fn_ops
+ * contract), so the serializer never sees a half-changed set.  The bounds
+ * only decide when a refusal or a pending write is given up, so a new value
+ * applies to words already gated without breaking the safety argument.
+ */
+static void
+fn_reconfigure(void *state, const struct sword_config *cfg)
+{
+	struct ser_fn *f = state;
+
+	if (f == NULL || f->ser == NULL)
+		return;
+	f->ser->prm.max_refusals = cfg->atomic.max_refusals;
+	f->ser->prm.gate_tsc = ms_to_tsc(cfg->atomic.gate_ms);
+	f->ser->prm.pending_expire_tsc = ms_to_tsc(cfg->atomic.pending_expire_ms);
+	/* how long an orphaned op may still run follows the expiry (S7) */
+	f->ser->orphan_tsc = RTE_MAX(f->ser->prm.pending_expire_tsc,
+				     f->ser->prm.learn_holdoff_tsc);
+}
+
 const struct sword_fn_ops ser_fn_ops = {
 	.name = "atomic_replacement",
 	.create = fn_create,
 	.destroy = fn_destroy,
 	.process = fn_process,
 	.publish = fn_publish,
+	.reconfigure = fn_reconfigure,
 	.n_counters = N_COUNTERS,
 	.counter_names = ser_fn_counter_names,
 };
+
+/* Read-only introspection (telemetry /sword/lock): this worker's
+ * serializer, NULL if it owns no lock region. */
+const struct ser *
+ser_fn_ser(const void *state)
+{
+	return state != NULL ? ((const struct ser_fn *)state)->ser : NULL;
+}

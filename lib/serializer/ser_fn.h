@@ -21,4 +21,8 @@ int ser_fn_params(struct ser_params *prm, struct ser_region *regions,
 		  unsigned int max_regions, const struct sword_config *cfg,
 		  int worker_id);
 
+/* A worker's serializer from its ser_fn_ops state (NULL if it owns no lock
+ * region), for read-only introspection such as ser_word_get(). */
+const struct ser *ser_fn_ser(const void *state);
+
 #endif /* SWORD_SER_FN_H */

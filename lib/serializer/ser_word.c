@@ -24,7 +24,7 @@
  *   the word is KNOWN, busy == 0, not dirty, and every pending write on it
  *   is on the requester's own connection.  The server executes that
  *   connection's requests in PSN order (RC), decisions are made only for
- *   the next in-order PSN of a connection (ser_conn.c), and no other
+ *   the next in-order PSN of a connection (ser_req.c), and no other
  *   connection has a value-changing op in flight on the word, so the
  *   server applies the writes in exactly the order swordd decided them and
  *   memory passes through the same values as the shadow.  A failed CAS is
@@ -111,7 +111,7 @@
  *   shadow is only ever trusted after S1/S4 justified it; losing all of it
  *   (restart, ser_reset) returns every word to UNKNOWN.
  *
- * Retransmissions (I6) never reach this file: ser_conn.c replays the
+ * Retransmissions (I6) never reach this file: ser_req.c replays the
  * decision recorded in the stub.  Re-sending the same WRITE is harmless:
  * the responder sees a duplicate PSN and ACKs it without executing it again
  * (IBTA C9-*), and if it was never executed it is executed in its PSN

@@ -19,7 +19,8 @@
  * The safety argument (why the shadow never grants a word twice and why
  * passing real atomics is always allowed when it is) is at the top of
  * ser_word.c; the response-side bookkeeping (stubs, MSN, coalesced ACK
- * expansion) is explained at the top of ser_conn.c.
+ * expansion) is explained at the top of ser_req.c and ser_resp.c;
+ * connections (identity, incarnations, aging) in lib/rc/rc.h.
  */
 #ifndef SWORD_SERIALIZER_H
 #define SWORD_SERIALIZER_H

@@ -2,9 +2,12 @@
 /*
  * sword_config.c — INI parsing (rte_cfgfile), --set overrides, validation.
  *
- * One function (config_apply) knows every key; the file loader and --set
- * both go through it, so they accept exactly the same things and produce
- * the same messages.
+ * The keys themselves are rows of the table in sword_config.h; this file
+ * walks it.  One function (config_apply) looks a key up and runs its row's
+ * parser; the file loader and --set both go through it, so they accept
+ * exactly the same things and produce the same messages.  Defaults are the
+ * rows' default texts run through the same parsers; --check-config,
+ * --config-keys, the config hash and telemetry print from the same rows.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -22,11 +25,6 @@
 
 #include "sword_config.h"
 
-#define LOCK_SEEN_SERVER 0x01
-#define LOCK_SEEN_BASE 0x02
-#define LOCK_SEEN_LENGTH 0x04
-#define SERVER_SEEN_IP 0x01
-#define CLOVER_SEEN_SERVER 0x01
 
 static int
 fail(char *err, size_t errlen, const char *fmt, ...)
@@ -45,39 +43,6 @@ const char *
 sword_mode_name(enum sword_mode m)
 {
 	return m == SWORD_MODE_TWO_PORT ? "two-port" : "one-port";
-}
-
-void
-sword_config_defaults(struct sword_config *c)
-{
-	memset(c, 0, sizeof(*c));
-	snprintf(c->source, sizeof(c->source), "built-in defaults");
-	c->mode = SWORD_MODE_ONE_PORT;
-	c->client_port = 0;
-	c->server_port = 1;
-	c->rx_desc = 1024;
-	c->tx_desc = 1024;
-	c->mbufs = 16383;
-	c->burst = 32;
-	c->workers = 1;
-	c->lock_words = 65536;
-	c->qps = 1024;
-	c->stub_ring = 256;
-	c->stats_interval = 0;
-	c->atomic.pmtu = 4096;
-	c->atomic.max_refusals = 64;
-	c->atomic.gate_ms = 0;
-	c->atomic.pending_expire_ms = 2000;
-	c->atomic.learn_holdoff_ms = 1000;
-	c->atomic.conn_idle_ms = 10000;
-	c->atomic.force_ackreq = true;
-	c->clover_keys = 65536;
-	c->clover_read_factor = 3;
-	c->clover_read_ways = 1;
-	c->clover_qps = 4096;
-	c->clover_cas = 4096;
-	c->clover_write_steering = true;
-	c->clover_read_steering = true;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -187,450 +152,450 @@ check_name(const char *src, const char *sec, const char *name, char *err, size_t
 }
 
 /* ---------------------------------------------------------------------- */
+/* The key table (rows in sword_config.h) */
+
+#define ROW(sec, inst, S, prefix, key, type, ct, f, lo, hi, def, flags, doc)   \
+	{ sec, inst, #key, SWORD_KEY_##type, offsetof(S, prefix f),           \
+	  sizeof(((S *)0)->prefix f), ANY_##type(S, prefix f), lo, hi, def,    \
+	  flags, doc },
+#define ANY_UINT(S, f) 0
+#define ANY_POW2(S, f) 0
+#define ANY_BOOL(S, f) 0
+#define ANY_MODE(S, f) 0
+#define ANY_IP4(S, f) 0
+#define ANY_NAME(S, f) 0
+#define ANY_RKEY(S, f) offsetof(S, f##_any)
+#define ANY_WORKER(S, f) 0
+
+#define ROW_PORTS(...) ROW("ports", false, struct sword_config, , __VA_ARGS__)
+#define ROW_CORES(...) ROW("cores", false, struct sword_config, , __VA_ARGS__)
+#define ROW_FEATURES(...) ROW("features", false, struct sword_config, , __VA_ARGS__)
+#define ROW_TABLES(...) ROW("tables", false, struct sword_config, , __VA_ARGS__)
+#define ROW_STATS(...) ROW("stats", false, struct sword_config, , __VA_ARGS__)
+#define ROW_ATOMIC(...) ROW("atomic", false, struct sword_config, atomic., __VA_ARGS__)
+#define ROW_CLOVER(...) ROW("clover", false, struct sword_config, , __VA_ARGS__)
+#define ROW_SERVER(...) ROW("server", true, struct sword_server_conf, , __VA_ARGS__)
+#define ROW_LOCK(...) ROW("lock", true, struct sword_lock_conf, , __VA_ARGS__)
+#define ROW_CLOVER_LAYOUT(...) ROW("clover", true, struct sword_clover_conf, , __VA_ARGS__)
+
+static const struct sword_key keys[] = {
+	SWORD_KEYS_PORTS(ROW_PORTS)
+	SWORD_KEYS_CORES(ROW_CORES)
+	SWORD_KEYS_SERVER(ROW_SERVER)
+	SWORD_KEYS_LOCK(ROW_LOCK)
+	SWORD_KEYS_FEATURES(ROW_FEATURES)
+	SWORD_KEYS_TABLES(ROW_TABLES)
+	SWORD_KEYS_ATOMIC(ROW_ATOMIC)
+	SWORD_KEYS_STATS(ROW_STATS)
+	SWORD_KEYS_CLOVER(ROW_CLOVER)
+	SWORD_KEYS_CLOVER_LAYOUT(ROW_CLOVER_LAYOUT)
+};
+
+const struct sword_key *
+sword_config_keys(unsigned int *n)
+{
+	*n = RTE_DIM(keys);
+	return keys;
+}
+
+static const struct sword_key *
+find_key(const char *sec, bool instance, const char *name, unsigned int *bit)
+{
+	unsigned int i, b = 0;
+
+	for (i = 0; i < RTE_DIM(keys); i++) {
+		if (keys[i].instance != instance || strcmp(keys[i].section, sec) != 0)
+			continue;
+		if (strcmp(keys[i].name, name) == 0) {
+			if (bit != NULL)
+				*bit = b;
+			return &keys[i];
+		}
+		b++;
+	}
+	return NULL;
+}
+
+static void
+store_uint(void *p, size_t size, uint64_t x)
+{
+	switch (size) {
+	case 1: *(uint8_t *)p = (uint8_t)x; break;
+	case 2: *(uint16_t *)p = (uint16_t)x; break;
+	case 4: *(uint32_t *)p = (uint32_t)x; break;
+	default: *(uint64_t *)p = x; break;
+	}
+}
+
+static uint64_t
+load_uint(const void *p, size_t size)
+{
+	switch (size) {
+	case 1: return *(const uint8_t *)p;
+	case 2: return *(const uint16_t *)p;
+	case 4: return *(const uint32_t *)p;
+	default: return *(const uint64_t *)p;
+	}
+}
+
+/* Parse val as key k's type and store it at base + k->offset. */
+static int
+key_set(const struct sword_key *k, void *base, const struct where *w,
+	const char *val, char *err, size_t errlen)
+{
+	void *p = (char *)base + k->offset;
+	uint64_t x;
+
+	switch (k->type) {
+	case SWORD_KEY_UINT:
+		if (parse_u64(w, val, k->min, k->max, &x, err, errlen) < 0)
+			return -1;
+		store_uint(p, k->size, x);
+		return 0;
+	case SWORD_KEY_POW2:
+		if (parse_pow2(w, val, k->min, k->max, &x, err, errlen) < 0)
+			return -1;
+		store_uint(p, k->size, x);
+		return 0;
+	case SWORD_KEY_BOOL:
+		return parse_bool(w, val, (bool *)p, err, errlen);
+	case SWORD_KEY_MODE:
+		if (strcmp(val, "one-port") == 0)
+			*(enum sword_mode *)p = SWORD_MODE_ONE_PORT;
+		else if (strcmp(val, "two-port") == 0)
+			*(enum sword_mode *)p = SWORD_MODE_TWO_PORT;
+		else
+			return fail(err, errlen, WFMT "expected one-port|two-port: \"%s\"",
+				    WARGS(w), val);
+		return 0;
+	case SWORD_KEY_IP4:
+		return parse_ip4(w, val, (uint32_t *)p, err, errlen);
+	case SWORD_KEY_NAME:
+		if (check_name(w->src, w->sec, val, err, errlen) < 0)
+			return fail(err, errlen, WFMT "not a server name: \"%s\"", WARGS(w), val);
+		snprintf(p, k->size, "%s", val);
+		return 0;
+	case SWORD_KEY_RKEY:
+		if (strcmp(val, "any") == 0) {
+			*(bool *)((char *)base + k->any_offset) = true;
+			return 0;
+		}
+		if (parse_u64(w, val, k->min, k->max, &x, err, errlen) < 0)
+			return -1;
+		*(bool *)((char *)base + k->any_offset) = false;
+		store_uint(p, k->size, x);
+		return 0;
+	case SWORD_KEY_WORKER:
+		if (strcmp(val, "auto") == 0) {
+			*(int16_t *)p = -1;
+			return 0;
+		}
+		if (parse_u64(w, val, k->min, k->max, &x, err, errlen) < 0)
+			return -1;
+		*(int16_t *)p = (int16_t)x;
+		return 0;
+	}
+	return fail(err, errlen, WFMT "unknown key type", WARGS(w));
+}
+
+void
+sword_key_format(const struct sword_key *k, const void *base, char *buf, size_t len)
+{
+	const void *p = (const char *)base + k->offset;
+	uint64_t x;
+
+	switch (k->type) {
+	case SWORD_KEY_UINT:
+	case SWORD_KEY_POW2:
+		x = load_uint(p, k->size);
+		/* addresses read better in hex, as the examples write them */
+		if (k->size == 8 && x != 0)
+			snprintf(buf, len, "0x%" PRIx64, x);
+		else
+			snprintf(buf, len, "%" PRIu64, x);
+		return;
+	case SWORD_KEY_BOOL:
+		snprintf(buf, len, "%s", *(const bool *)p ? "on" : "off");
+		return;
+	case SWORD_KEY_MODE:
+		snprintf(buf, len, "%s", sword_mode_name(*(const enum sword_mode *)p));
+		return;
+	case SWORD_KEY_IP4:
+		if (inet_ntop(AF_INET, p, buf, (socklen_t)len) == NULL)
+			snprintf(buf, len, "?");
+		return;
+	case SWORD_KEY_NAME:
+		snprintf(buf, len, "%s", (const char *)p);
+		return;
+	case SWORD_KEY_RKEY:
+		if (*(const bool *)((const char *)base + k->any_offset))
+			snprintf(buf, len, "any");
+		else
+			snprintf(buf, len, "0x%" PRIx64, load_uint(p, k->size));
+		return;
+	case SWORD_KEY_WORKER:
+		if (*(const int16_t *)p < 0)
+			snprintf(buf, len, "auto");
+		else
+			snprintf(buf, len, "%d", *(const int16_t *)p);
+		return;
+	}
+	snprintf(buf, len, "?");
+}
+
+void
+sword_key_describe(const struct sword_key *k, char *buf, size_t len)
+{
+	switch (k->type) {
+	case SWORD_KEY_UINT:
+		snprintf(buf, len, "uint %" PRIu64 "..%" PRIu64, k->min, k->max);
+		return;
+	case SWORD_KEY_POW2:
+		snprintf(buf, len, "power of two %" PRIu64 "..%" PRIu64, k->min, k->max);
+		return;
+	case SWORD_KEY_BOOL: snprintf(buf, len, "on|off"); return;
+	case SWORD_KEY_MODE: snprintf(buf, len, "one-port|two-port"); return;
+	case SWORD_KEY_IP4: snprintf(buf, len, "IPv4 address"); return;
+	case SWORD_KEY_NAME: snprintf(buf, len, "server name"); return;
+	case SWORD_KEY_RKEY: snprintf(buf, len, "any|0..0xffffffff"); return;
+	case SWORD_KEY_WORKER:
+		snprintf(buf, len, "auto|%" PRIu64 "..%" PRIu64, k->min, k->max);
+		return;
+	}
+	snprintf(buf, len, "?");
+}
+
+/* Every row with a default, of one section, applied to base. */
+static void
+apply_defaults(const char *sec, bool instance, void *base)
+{
+	char err[256];
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(keys); i++) {
+		const struct sword_key *k = &keys[i];
+		const struct where w = { "built-in defaults", k->section, k->name };
+
+		if (k->instance != instance || strcmp(k->section, sec) != 0 || k->def == NULL)
+			continue;
+		/* a default the key's own parser refuses is a bug in the table,
+		 * and tests/unit checks every default: never at run time */
+		if (key_set(k, base, &w, k->def, err, sizeof(err)) < 0)
+			RTE_LOG(ERR, USER1, "%s\n", err);
+	}
+}
+
+int
+sword_config_check_table(char *err, size_t errlen)
+{
+	struct sword_config c;
+	union {
+		struct sword_server_conf server;
+		struct sword_lock_conf lock;
+		struct sword_clover_conf clover;
+	} inst;
+	unsigned int i, j, per_sec;
+
+	for (i = 0; i < RTE_DIM(keys); i++) {
+		const struct sword_key *k = &keys[i];
+		const struct where w = { "table default", k->section, k->name };
+
+		per_sec = 0;
+		for (j = 0; j < RTE_DIM(keys); j++) {
+			if (keys[j].instance != k->instance ||
+			    strcmp(keys[j].section, k->section) != 0)
+				continue;
+			per_sec++;
+			if (j != i && strcmp(keys[j].name, k->name) == 0)
+				return fail(err, errlen, "[%s] %s: two rows", k->section,
+					    k->name);
+		}
+		if (per_sec > 32)
+			return fail(err, errlen, "[%s]: more keys than the seen mask holds",
+				    k->section);
+		if (k->def == NULL)
+			continue;
+		if (k->min > k->max)
+			return fail(err, errlen, "[%s] %s: min > max", k->section, k->name);
+		/* any base with room for the field: the parser only writes there */
+		memset(&c, 0, sizeof(c));
+		memset(&inst, 0, sizeof(inst));
+		if (key_set(k, k->instance ? (void *)&inst : (void *)&c, &w, k->def,
+			    err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void
+sword_config_defaults(struct sword_config *c)
+{
+	static const char *const global[] = {
+		"ports", "cores", "features", "tables", "stats", "atomic", "clover",
+	};
+	unsigned int i;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->source, sizeof(c->source), "built-in defaults");
+	for (i = 0; i < RTE_DIM(global); i++)
+		apply_defaults(global[i], false, c);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Sections */
 
-enum sec_kind { SEC_PORTS, SEC_CORES, SEC_SERVER, SEC_LOCK, SEC_FEATURES,
-		SEC_TABLES, SEC_STATS, SEC_CLOVER, SEC_CLOVER_LAYOUT, SEC_ATOMIC };
+enum sec_kind { SEC_GLOBAL, SEC_SERVER, SEC_LOCK, SEC_CLOVER_LAYOUT };
 
-/* Find or create [server.NAME] / [lock.NAME]; returns index or -1. */
-static int
-server_slot(struct sword_config *c, const char *src, const char *sec,
-	    const char *name, char *err, size_t errlen)
+/* Instance sections: [server.NAME], [lock.NAME], [clover.NAME]. */
+static const struct {
+	const char *prefix;        /* section name before the dot */
+	const char *what;          /* for "too many" */
+	unsigned int max;
+} inst_kind[] = {
+	[SEC_SERVER] = { "server", "servers", SWORD_MAX_SERVERS },
+	[SEC_LOCK] = { "lock", "lock regions", SWORD_MAX_LOCKS },
+	[SEC_CLOVER_LAYOUT] = { "clover", "Clover layouts", SWORD_MAX_CLOVER },
+};
+
+/* Instance i of a kind: its struct, name and seen mask. */
+static void *
+inst_at(struct sword_config *c, enum sec_kind kind, unsigned int i,
+	char **name, uint32_t **seen, unsigned int **n)
 {
-	unsigned int i;
-
-	for (i = 0; i < c->n_servers; i++)
-		if (strcmp(c->servers[i].name, name) == 0)
-			return (int)i;
-	if (check_name(src, sec, name, err, errlen) < 0)
-		return -1;
-	if (c->n_servers >= SWORD_MAX_SERVERS)
-		return fail(err, errlen, "%s: [%s]: too many servers (max %d)",
-			    src, sec, SWORD_MAX_SERVERS);
-	i = c->n_servers++;
-	memset(&c->servers[i], 0, sizeof(c->servers[i]));
-	snprintf(c->servers[i].name, SWORD_NAME_LEN, "%s", name);
-	c->servers[i].udp_port = 4791;
-	c->servers[i].worker = -1;
-	c->server_seen[i] = 0;
-	return (int)i;
+	switch (kind) {
+	case SEC_SERVER:
+		*name = c->servers[i].name;
+		*seen = &c->servers[i].seen;
+		*n = &c->n_servers;
+		return &c->servers[i];
+	case SEC_LOCK:
+		*name = c->locks[i].name;
+		*seen = &c->locks[i].seen;
+		*n = &c->n_locks;
+		return &c->locks[i];
+	case SEC_CLOVER_LAYOUT:
+		*name = c->clover_layouts[i].name;
+		*seen = &c->clover_layouts[i].seen;
+		*n = &c->n_clover;
+		return &c->clover_layouts[i];
+	default:
+		return NULL;
+	}
 }
 
-static int
-lock_slot(struct sword_config *c, const char *src, const char *sec,
-	  const char *name, char *err, size_t errlen)
+static size_t
+inst_size(enum sec_kind kind)
 {
-	unsigned int i;
-
-	for (i = 0; i < c->n_locks; i++)
-		if (strcmp(c->locks[i].name, name) == 0)
-			return (int)i;
-	if (check_name(src, sec, name, err, errlen) < 0)
-		return -1;
-	if (c->n_locks >= SWORD_MAX_LOCKS)
-		return fail(err, errlen, "%s: [%s]: too many lock regions (max %d)",
-			    src, sec, SWORD_MAX_LOCKS);
-	i = c->n_locks++;
-	memset(&c->locks[i], 0, sizeof(c->locks[i]));
-	snprintf(c->locks[i].name, SWORD_NAME_LEN, "%s", name);
-	c->locks[i].rkey_any = true;
-	c->locks[i].word_size = 8;
-	c->locks[i].server_idx = -1;
-	return (int)i;
+	return kind == SEC_SERVER ? sizeof(struct sword_server_conf)
+	     : kind == SEC_LOCK ? sizeof(struct sword_lock_conf)
+	     : sizeof(struct sword_clover_conf);
 }
 
-/* Clover layout defaults: Clover as published (see conf/clover.conf). */
-static int
-clover_slot(struct sword_config *c, const char *src, const char *sec,
-	    const char *name, char *err, size_t errlen)
+/* Find or create [KIND.NAME]; returns its struct or NULL with err. */
+static void *
+inst_slot(struct sword_config *c, enum sec_kind kind, const char *src,
+	  const char *sec, const char *name, uint32_t **seen, char *err, size_t errlen)
 {
-	struct sword_clover_conf *l;
-	unsigned int i;
+	unsigned int i, *n = NULL;
+	char *nm = NULL;
+	void *p;
 
-	for (i = 0; i < c->n_clover; i++)
-		if (strcmp(c->clover_layouts[i].name, name) == 0)
-			return (int)i;
+	if (inst_at(c, kind, 0, &nm, seen, &n) == NULL || n == NULL)
+		return NULL;
+	for (i = 0; i < *n; i++) {
+		p = inst_at(c, kind, i, &nm, seen, &n);
+		if (strcmp(nm, name) == 0)
+			return p;
+	}
 	if (check_name(src, sec, name, err, errlen) < 0)
-		return -1;
-	if (c->n_clover >= SWORD_MAX_CLOVER)
-		return fail(err, errlen, "%s: [%s]: too many Clover layouts (max %d)",
-			    src, sec, SWORD_MAX_CLOVER);
-	i = c->n_clover++;
-	l = &c->clover_layouts[i];
-	memset(l, 0, sizeof(*l));
-	snprintf(l->name, SWORD_NAME_LEN, "%s", name);
-	l->server_idx = -1;
-	l->rkey_any = true;
-	l->write_min = 1024;
-	l->key_offset = 8;
-	l->key_width = 8;
-	l->next_offset = 0;
-	l->read_min = 1024;
-	return (int)i;
+		return NULL;
+	if (*n >= inst_kind[kind].max) {
+		fail(err, errlen, "%s: [%s]: too many %s (max %u)", src, sec,
+		     inst_kind[kind].what, inst_kind[kind].max);
+		return NULL;
+	}
+	i = (*n)++;
+	p = inst_at(c, kind, i, &nm, seen, &n);
+	memset(p, 0, inst_size(kind));
+	if (kind == SEC_LOCK)
+		c->locks[i].server_idx = -1;
+	else if (kind == SEC_CLOVER_LAYOUT)
+		c->clover_layouts[i].server_idx = -1;
+	snprintf(nm, SWORD_NAME_LEN, "%s", name);
+	apply_defaults(inst_kind[kind].prefix, true, p);
+	return p;
 }
 
 /* Classify a section name; *rest points at NAME for server./lock./clover. */
 static int
 section_kind(const char *sec, const char **rest)
 {
-	static const struct { const char *name; enum sec_kind kind; } fixed[] = {
-		{ "ports", SEC_PORTS }, { "cores", SEC_CORES },
-		{ "features", SEC_FEATURES }, { "tables", SEC_TABLES },
-		{ "stats", SEC_STATS }, { "clover", SEC_CLOVER },
-		{ "atomic", SEC_ATOMIC },
-	};
 	unsigned int i;
+	size_t l;
 
 	*rest = NULL;
-	for (i = 0; i < RTE_DIM(fixed); i++)
-		if (strcmp(sec, fixed[i].name) == 0)
-			return fixed[i].kind;
-	if (strncmp(sec, "server.", 7) == 0) {
-		*rest = sec + 7;
-		return SEC_SERVER;
-	}
-	if (strncmp(sec, "lock.", 5) == 0) {
-		*rest = sec + 5;
-		return SEC_LOCK;
-	}
-	if (strncmp(sec, "clover.", 7) == 0) {
-		*rest = sec + 7;
-		return SEC_CLOVER_LAYOUT;
+	for (i = 0; i < RTE_DIM(keys); i++)
+		if (!keys[i].instance && strcmp(sec, keys[i].section) == 0)
+			return SEC_GLOBAL;
+	for (i = SEC_SERVER; i < RTE_DIM(inst_kind); i++) {
+		l = strlen(inst_kind[i].prefix);
+		if (strncmp(sec, inst_kind[i].prefix, l) == 0 && sec[l] == '.') {
+			*rest = sec + l + 1;
+			return (int)i;
+		}
 	}
 	return -1;
 }
 
-static int
-unknown_key(const struct where *w, char *err, size_t errlen)
-{
-	return fail(err, errlen, WFMT "unknown key", WARGS(w));
-}
-
-/* The one place that knows every key. */
+/* The one place that applies a key: table lookup, then the row's parser. */
 static int
 config_apply(struct sword_config *c, const char *src, const char *sec,
 	     const char *key, const char *val, char *err, size_t errlen)
 {
 	const struct where w = { src, sec, key };
+	const struct sword_key *k;
 	const char *name;
-	uint64_t x;
 	int kind = section_kind(sec, &name);
-	int i;
+	uint32_t *seen;
+	unsigned int bit;
+	void *base;
 
-	switch (kind) {
-	case SEC_PORTS:
-		if (strcmp(key, "mode") == 0) {
-			if (strcmp(val, "one-port") == 0)
-				c->mode = SWORD_MODE_ONE_PORT;
-			else if (strcmp(val, "two-port") == 0)
-				c->mode = SWORD_MODE_TWO_PORT;
-			else
-				return fail(err, errlen, WFMT "expected one-port|two-port: \"%s\"",
-					    WARGS(&w), val);
-			return 0;
-		}
-		if (strcmp(key, "client") == 0 || strcmp(key, "server") == 0) {
-			if (parse_u64(&w, val, 0, RTE_MAX_ETHPORTS - 1, &x, err, errlen) < 0)
-				return -1;
-			if (key[0] == 'c')
-				c->client_port = (uint16_t)x;
-			else
-				c->server_port = (uint16_t)x;
-			return 0;
-		}
-		if (strcmp(key, "rx_desc") == 0 || strcmp(key, "tx_desc") == 0) {
-			if (parse_pow2(&w, val, 64, 32768, &x, err, errlen) < 0)
-				return -1;
-			if (key[0] == 'r')
-				c->rx_desc = (uint16_t)x;
-			else
-				c->tx_desc = (uint16_t)x;
-			return 0;
-		}
-		if (strcmp(key, "mbufs") == 0) {
-			if (parse_u64(&w, val, 1023, 1u << 24, &x, err, errlen) < 0)
-				return -1;
-			c->mbufs = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "burst") == 0) {
-			if (parse_u64(&w, val, 1, SWORD_MAX_BURST, &x, err, errlen) < 0)
-				return -1;
-			c->burst = (uint16_t)x;
-			return 0;
-		}
-		return unknown_key(&w, err, errlen);
-
-	case SEC_CORES:
-		if (strcmp(key, "workers") == 0) {
-			if (parse_u64(&w, val, 1, SWORD_MAX_WORKERS, &x, err, errlen) < 0)
-				return -1;
-			c->workers = (uint16_t)x;
-			return 0;
-		}
-		return unknown_key(&w, err, errlen);
-
-	case SEC_SERVER:
-		i = server_slot(c, src, sec, name, err, errlen);
-		if (i < 0)
-			return -1;
-		if (strcmp(key, "ip") == 0) {
-			if (parse_ip4(&w, val, &c->servers[i].ip, err, errlen) < 0)
-				return -1;
-			c->server_seen[i] |= SERVER_SEEN_IP;
-			return 0;
-		}
-		if (strcmp(key, "udp_port") == 0) {
-			if (parse_u64(&w, val, 1, 65535, &x, err, errlen) < 0)
-				return -1;
-			/* lib/roce recognises RoCEv2 by UDP destination 4791 only. */
-			if (x != 4791)
-				return fail(err, errlen, WFMT "only 4791 (RoCEv2) is supported: %s",
-					    WARGS(&w), val);
-			c->servers[i].udp_port = (uint16_t)x;
-			return 0;
-		}
-		if (strcmp(key, "worker") == 0) {
-			if (strcmp(val, "auto") == 0) {
-				c->servers[i].worker = -1;
-				return 0;
-			}
-			if (parse_u64(&w, val, 0, SWORD_MAX_WORKERS - 1, &x, err, errlen) < 0)
-				return -1;
-			c->servers[i].worker = (int16_t)x;
-			return 0;
-		}
-		return unknown_key(&w, err, errlen);
-
-	case SEC_LOCK:
-		i = lock_slot(c, src, sec, name, err, errlen);
-		if (i < 0)
-			return -1;
-		if (strcmp(key, "server") == 0) {
-			if (check_name(src, sec, val, err, errlen) < 0)
-				return fail(err, errlen, WFMT "not a server name: \"%s\"",
-					    WARGS(&w), val);
-			snprintf(c->locks[i].server, SWORD_NAME_LEN, "%s", val);
-			c->locks[i].seen |= LOCK_SEEN_SERVER;
-			return 0;
-		}
-		if (strcmp(key, "rkey") == 0) {
-			if (strcmp(val, "any") == 0) {
-				c->locks[i].rkey_any = true;
-				return 0;
-			}
-			if (parse_u64(&w, val, 0, UINT32_MAX, &x, err, errlen) < 0)
-				return -1;
-			c->locks[i].rkey_any = false;
-			c->locks[i].rkey = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "base") == 0) {
-			if (parse_u64(&w, val, 0, UINT64_MAX, &x, err, errlen) < 0)
-				return -1;
-			c->locks[i].base = x;
-			c->locks[i].seen |= LOCK_SEEN_BASE;
-			return 0;
-		}
-		if (strcmp(key, "length") == 0) {
-			if (parse_u64(&w, val, 1, UINT64_MAX, &x, err, errlen) < 0)
-				return -1;
-			c->locks[i].length = x;
-			c->locks[i].seen |= LOCK_SEEN_LENGTH;
-			return 0;
-		}
-		if (strcmp(key, "word_size") == 0) {
-			if (parse_u64(&w, val, 1, 64, &x, err, errlen) < 0)
-				return -1;
-			if (x != 8)
-				return fail(err, errlen, WFMT "must be 8 (RDMA atomics are "
-					    "64-bit): %s", WARGS(&w), val);
-			c->locks[i].word_size = (uint32_t)x;
-			return 0;
-		}
-		return unknown_key(&w, err, errlen);
-
-	case SEC_FEATURES:
-		if (strcmp(key, "atomic_replacement") == 0)
-			return parse_bool(&w, val, &c->atomic_replacement, err, errlen);
-		if (strcmp(key, "remapping") == 0)
-			return parse_bool(&w, val, &c->remapping, err, errlen);
-		if (strcmp(key, "clover") == 0)
-			return parse_bool(&w, val, &c->clover, err, errlen);
-		return unknown_key(&w, err, errlen);
-
-	case SEC_TABLES:
-		if (strcmp(key, "lock_words") == 0) {
-			if (parse_pow2(&w, val, 1, 1u << 24, &x, err, errlen) < 0)
-				return -1;
-			c->lock_words = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "qps") == 0) {
-			if (parse_pow2(&w, val, 1, 1u << 20, &x, err, errlen) < 0)
-				return -1;
-			c->qps = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "stub_ring") == 0) {
-			if (parse_pow2(&w, val, 2, 1u << 16, &x, err, errlen) < 0)
-				return -1;
-			c->stub_ring = (uint32_t)x;
-			return 0;
-		}
-		return unknown_key(&w, err, errlen);
-
-	case SEC_STATS:
-		if (strcmp(key, "interval") == 0) {
-			if (parse_u64(&w, val, 0, 86400, &x, err, errlen) < 0)
-				return -1;
-			c->stats_interval = (uint32_t)x;
-			return 0;
-		}
-		return unknown_key(&w, err, errlen);
-
-	case SEC_ATOMIC:
-		if (strcmp(key, "pmtu") == 0) {
-			if (parse_pow2(&w, val, 256, 4096, &x, err, errlen) < 0)
-				return -1;
-			c->atomic.pmtu = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "max_refusals") == 0) {
-			if (parse_u64(&w, val, 0, 1u << 20, &x, err, errlen) < 0)
-				return -1;
-			c->atomic.max_refusals = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "gate_ms") == 0) {
-			if (parse_u64(&w, val, 0, 60000, &x, err, errlen) < 0)
-				return -1;
-			c->atomic.gate_ms = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "pending_expire_ms") == 0) {
-			if (parse_u64(&w, val, 0, 600000, &x, err, errlen) < 0)
-				return -1;
-			c->atomic.pending_expire_ms = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "learn_holdoff_ms") == 0) {
-			if (parse_u64(&w, val, 0, 600000, &x, err, errlen) < 0)
-				return -1;
-			c->atomic.learn_holdoff_ms = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "conn_idle_ms") == 0) {
-			if (parse_u64(&w, val, 1, 3600000, &x, err, errlen) < 0)
-				return -1;
-			c->atomic.conn_idle_ms = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "force_ackreq") == 0)
-			return parse_bool(&w, val, &c->atomic.force_ackreq, err, errlen);
-		return unknown_key(&w, err, errlen);
-
-	case SEC_CLOVER:
-		if (strcmp(key, "keys") == 0) {
-			if (parse_u64(&w, val, 1, 1u << 26, &x, err, errlen) < 0)
-				return -1;
-			c->clover_keys = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "read_factor") == 0) {
-			if (parse_u64(&w, val, 1, 256, &x, err, errlen) < 0)
-				return -1;
-			c->clover_read_factor = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "read_ways") == 0) {
-			if (parse_u64(&w, val, 1, SWORD_CLOVER_READ_WAYS, &x, err, errlen) < 0)
-				return -1;
-			c->clover_read_ways = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "qps") == 0) {
-			if (parse_pow2(&w, val, 1, 1u << 20, &x, err, errlen) < 0)
-				return -1;
-			c->clover_qps = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "cas") == 0) {
-			if (parse_pow2(&w, val, 1, 1u << 20, &x, err, errlen) < 0)
-				return -1;
-			c->clover_cas = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "write_steering") == 0)
-			return parse_bool(&w, val, &c->clover_write_steering, err, errlen);
-		if (strcmp(key, "read_steering") == 0)
-			return parse_bool(&w, val, &c->clover_read_steering, err, errlen);
-		return unknown_key(&w, err, errlen);
-
-	case SEC_CLOVER_LAYOUT: {
-		struct sword_clover_conf *l;
-
-		i = clover_slot(c, src, sec, name, err, errlen);
-		if (i < 0)
-			return -1;
-		l = &c->clover_layouts[i];
-		if (strcmp(key, "server") == 0) {
-			if (check_name(src, sec, val, err, errlen) < 0)
-				return fail(err, errlen, WFMT "not a server name: \"%s\"",
-					    WARGS(&w), val);
-			snprintf(l->server, SWORD_NAME_LEN, "%s", val);
-			l->seen |= CLOVER_SEEN_SERVER;
-			return 0;
-		}
-		if (strcmp(key, "rkey") == 0) {
-			if (strcmp(val, "any") == 0) {
-				l->rkey_any = true;
-				return 0;
-			}
-			if (parse_u64(&w, val, 0, UINT32_MAX, &x, err, errlen) < 0)
-				return -1;
-			l->rkey_any = false;
-			l->rkey = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "base") == 0)
-			return parse_u64(&w, val, 0, UINT64_MAX, &l->base, err, errlen);
-		if (strcmp(key, "length") == 0)
-			return parse_u64(&w, val, 0, UINT64_MAX, &l->length, err, errlen);
-		if (strcmp(key, "write_min") == 0 || strcmp(key, "read_min") == 0) {
-			/* one RDMA message: 2^31 is the IBTA maximum */
-			if (parse_u64(&w, val, 1, 1u << 31, &x, err, errlen) < 0)
-				return -1;
-			if (key[0] == 'w')
-				l->write_min = (uint32_t)x;
-			else
-				l->read_min = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "key_offset") == 0 || strcmp(key, "next_offset") == 0) {
-			/* must fall in the first packet of a WRITE (4096-byte MTU) */
-			if (parse_u64(&w, val, 0, 4088, &x, err, errlen) < 0)
-				return -1;
-			if (key[0] == 'k')
-				l->key_offset = (uint32_t)x;
-			else
-				l->next_offset = (uint32_t)x;
-			return 0;
-		}
-		if (strcmp(key, "key_width") == 0) {
-			if (parse_u64(&w, val, 1, 8, &x, err, errlen) < 0)
-				return -1;
-			l->key_width = (uint32_t)x;
-			return 0;
-		}
-		return unknown_key(&w, err, errlen);
-	}
-
-	default:
+	if (kind < 0)
 		return fail(err, errlen, "%s: [%s]: unknown section (expected ports, "
 			    "cores, server.NAME, lock.NAME, features, tables, atomic, "
 			    "stats, clover, clover.NAME)", src, sec);
+	if (kind == SEC_GLOBAL) {
+		k = find_key(sec, false, key, NULL);
+		if (k == NULL)
+			return fail(err, errlen, WFMT "unknown key", WARGS(&w));
+		return key_set(k, c, &w, val, err, errlen);
 	}
+	base = inst_slot(c, kind, src, sec, name, &seen, err, errlen);
+	if (base == NULL)
+		return -1;
+	k = find_key(inst_kind[kind].prefix, true, key, &bit);
+	if (k == NULL)
+		return fail(err, errlen, WFMT "unknown key", WARGS(&w));
+	if (key_set(k, base, &w, val, err, errlen) < 0)
+		return -1;
+	*seen |= 1u << bit;
+	return 0;
+}
+
+/* The first required key of an instance that was not given, or NULL. */
+static const char *
+missing_key(const char *prefix, uint32_t seen)
+{
+	unsigned int i, b = 0;
+
+	for (i = 0; i < RTE_DIM(keys); i++) {
+		if (!keys[i].instance || strcmp(keys[i].section, prefix) != 0)
+			continue;
+		if (keys[i].def == NULL && !(seen & (1u << b)))
+			return keys[i].name;
+		b++;
+	}
+	return NULL;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -817,15 +782,13 @@ sword_config_parse_file(struct sword_config *c, const char *path,
 				config_apply(c, path, secnames[s], "", "", err, errlen);
 				goto out;
 			}
-			if (kind == SEC_SERVER &&
-			    server_slot(c, path, secnames[s], name, err, errlen) < 0)
-				goto out;
-			if (kind == SEC_LOCK &&
-			    lock_slot(c, path, secnames[s], name, err, errlen) < 0)
-				goto out;
-			if (kind == SEC_CLOVER_LAYOUT &&
-			    clover_slot(c, path, secnames[s], name, err, errlen) < 0)
-				goto out;
+			if (kind > SEC_GLOBAL) {
+				uint32_t *seen;
+
+				if (inst_slot(c, kind, path, secnames[s], name, &seen,
+					      err, errlen) == NULL)
+					goto out;
+			}
 		}
 		for (j = 0; j < n; j++) {
 			for (k = 0; k < j; k++)
@@ -901,8 +864,11 @@ sword_config_validate(struct sword_config *c, char *err, size_t errlen)
 	for (i = 0; i < c->n_servers; i++) {
 		struct sword_server_conf *sv = &c->servers[i];
 
-		if (!(c->server_seen[i] & SERVER_SEEN_IP))
-			return fail(err, errlen, "%s: [server.%s] ip: missing", src, sv->name);
+		const char *miss = missing_key("server", sv->seen);
+
+		if (miss != NULL)
+			return fail(err, errlen, "%s: [server.%s] %s: missing", src,
+				    sv->name, miss);
 		if (sv->worker >= 0 && sv->worker >= c->workers)
 			return fail(err, errlen, "%s: [server.%s] worker: %d but only %u "
 				    "worker(s) configured", src, sv->name, sv->worker,
@@ -920,12 +886,10 @@ sword_config_validate(struct sword_config *c, char *err, size_t errlen)
 	for (i = 0; i < c->n_locks; i++) {
 		struct sword_lock_conf *l = &c->locks[i];
 
-		if (!(l->seen & LOCK_SEEN_SERVER))
-			return fail(err, errlen, "%s: [lock.%s] server: missing", src, l->name);
-		if (!(l->seen & LOCK_SEEN_BASE))
-			return fail(err, errlen, "%s: [lock.%s] base: missing", src, l->name);
-		if (!(l->seen & LOCK_SEEN_LENGTH))
-			return fail(err, errlen, "%s: [lock.%s] length: missing", src, l->name);
+		const char *miss = missing_key("lock", l->seen);
+
+		if (miss != NULL)
+			return fail(err, errlen, "%s: [lock.%s] %s: missing", src, l->name, miss);
 		l->server_idx = -1;
 		for (j = 0; j < c->n_servers; j++)
 			if (strcmp(c->servers[j].name, l->server) == 0)
@@ -977,8 +941,11 @@ sword_config_validate(struct sword_config *c, char *err, size_t errlen)
 	for (i = 0; i < c->n_clover; i++) {
 		struct sword_clover_conf *l = &c->clover_layouts[i];
 
-		if (!(l->seen & CLOVER_SEEN_SERVER))
-			return fail(err, errlen, "%s: [clover.%s] server: missing", src, l->name);
+		const char *miss = missing_key("clover", l->seen);
+
+		if (miss != NULL)
+			return fail(err, errlen, "%s: [clover.%s] %s: missing", src, l->name,
+				    miss);
 		l->server_idx = -1;
 		for (j = 0; j < c->n_servers; j++)
 			if (strcmp(c->servers[j].name, l->server) == 0)
@@ -1035,69 +1002,265 @@ sword_config_load(const char *path, struct sword_config *c, char *err, size_t er
 	return sword_config_validate(c, err, errlen);
 }
 
+/* Walk every key with its current value: global keys, then each instance. */
+static void
+config_foreach(const struct sword_config *c,
+	       void (*fn)(void *arg, const char *sec, const char *inst,
+			  const struct sword_key *k, const char *val),
+	       void *arg)
+{
+	char val[64], secname[80];
+	unsigned int i, j, n;
+	const struct sword_key *k;
+
+	for (i = 0; i < RTE_DIM(keys); i++) {
+		k = &keys[i];
+		if (k->instance)
+			continue;
+		sword_key_format(k, c, val, sizeof(val));
+		fn(arg, k->section, NULL, k, val);
+	}
+	for (i = SEC_SERVER; i < RTE_DIM(inst_kind); i++) {
+		n = i == SEC_SERVER ? c->n_servers : i == SEC_LOCK ? c->n_locks : c->n_clover;
+		for (j = 0; j < n; j++) {
+			const void *base;
+			const char *name;
+
+			if (i == SEC_SERVER) {
+				base = &c->servers[j];
+				name = c->servers[j].name;
+			} else if (i == SEC_LOCK) {
+				base = &c->locks[j];
+				name = c->locks[j].name;
+			} else {
+				base = &c->clover_layouts[j];
+				name = c->clover_layouts[j].name;
+			}
+			snprintf(secname, sizeof(secname), "%s.%s", inst_kind[i].prefix, name);
+			for (k = keys; k < keys + RTE_DIM(keys); k++) {
+				if (!k->instance || strcmp(k->section, inst_kind[i].prefix) != 0)
+					continue;
+				sword_key_format(k, base, val, sizeof(val));
+				fn(arg, secname, name, k, val);
+			}
+		}
+	}
+}
+
+static void
+print_one(void *arg, const char *sec, const char *inst, const struct sword_key *k,
+	  const char *val)
+{
+	(void)inst;
+	fprintf(arg, "  %s.%s %s\n", sec, k->name, val);
+}
+
 void
 sword_config_print(const struct sword_config *c, FILE *f)
 {
-	char ip[INET_ADDRSTRLEN];
 	unsigned int i;
 
 	fprintf(f, "config: %s\n", c->source);
-	if (c->mode == SWORD_MODE_ONE_PORT)
-		fprintf(f, "  mode one-port: port %u (hairpin)\n", c->client_port);
-	else
-		fprintf(f, "  mode two-port: client port %u, server port %u\n",
-			c->client_port, c->server_port);
-	fprintf(f, "  rx_desc %u, tx_desc %u, mbufs %u, burst %u\n",
-		c->rx_desc, c->tx_desc, c->mbufs, c->burst);
-	fprintf(f, "  workers %u\n", c->workers);
-	fprintf(f, "  servers %u\n", c->n_servers);
-	for (i = 0; i < c->n_servers; i++) {
-		inet_ntop(AF_INET, &c->servers[i].ip, ip, sizeof(ip));
-		fprintf(f, "    server.%s ip %s udp_port %u worker %u\n", c->servers[i].name,
-			ip, c->servers[i].udp_port, sword_config_server_worker(c, i));
-	}
-	fprintf(f, "  lock regions %u\n", c->n_locks);
-	for (i = 0; i < c->n_locks; i++) {
-		const struct sword_lock_conf *l = &c->locks[i];
+	config_foreach(c, print_one, f);
+	for (i = 0; i < c->n_servers; i++)
+		fprintf(f, "  server.%s owned by worker %u\n", c->servers[i].name,
+			sword_config_server_worker(c, i));
+	fprintf(f, "  hash %016" PRIx64 "\n", sword_config_hash(c));
+}
 
-		if (l->rkey_any)
-			fprintf(f, "    lock.%s server %s rkey any base 0x%" PRIx64
-				" length %" PRIu64 " word_size %u\n", l->name, l->server,
-				l->base, l->length, l->word_size);
-		else
-			fprintf(f, "    lock.%s server %s rkey 0x%x base 0x%" PRIx64
-				" length %" PRIu64 " word_size %u\n", l->name, l->server,
-				l->rkey, l->base, l->length, l->word_size);
-	}
-	fprintf(f, "  features atomic_replacement %s, remapping %s, clover %s\n",
-		c->atomic_replacement ? "on" : "off", c->remapping ? "on" : "off",
-		c->clover ? "on" : "off");
-	fprintf(f, "  tables lock_words %u, qps %u, stub_ring %u\n",
-		c->lock_words, c->qps, c->stub_ring);
-	fprintf(f, "  stats interval %u s\n", c->stats_interval);
-	fprintf(f, "  atomic pmtu %u, max_refusals %u, gate_ms %u, pending_expire_ms %u, "
-		"learn_holdoff_ms %u, conn_idle_ms %u, force_ackreq %s\n", c->atomic.pmtu,
-		c->atomic.max_refusals, c->atomic.gate_ms, c->atomic.pending_expire_ms,
-		c->atomic.learn_holdoff_ms, c->atomic.conn_idle_ms,
-		c->atomic.force_ackreq ? "on" : "off");
-	fprintf(f, "  clover keys %u, read_factor %u, read_ways %u, qps %u, cas %u, "
-		"write_steering %s, read_steering %s\n", c->clover_keys,
-		c->clover_read_factor, c->clover_read_ways, c->clover_qps,
-		c->clover_cas, c->clover_write_steering ? "on" : "off",
-		c->clover_read_steering ? "on" : "off");
-	fprintf(f, "  clover layouts %u\n", c->n_clover);
-	for (i = 0; i < c->n_clover; i++) {
-		const struct sword_clover_conf *l = &c->clover_layouts[i];
-		char rk[16];
+void
+sword_config_foreach(const struct sword_config *c,
+		     void (*fn)(void *arg, const char *sec, const char *inst,
+				const struct sword_key *k, const char *val),
+		     void *arg)
+{
+	config_foreach(c, fn, arg);
+}
 
-		if (l->rkey_any)
-			snprintf(rk, sizeof(rk), "any");
-		else
-			snprintf(rk, sizeof(rk), "0x%x", l->rkey);
-		fprintf(f, "    clover.%s server %s rkey %s base 0x%" PRIx64 " length %"
-			PRIu64 "%s write_min %u key_offset %u key_width %u next_offset %u "
-			"read_min %u\n", l->name, l->server, rk, l->base, l->length,
-			l->length ? "" : " (to the end)", l->write_min, l->key_offset,
-			l->key_width, l->next_offset, l->read_min);
+static void
+hash_one(void *arg, const char *sec, const char *inst, const struct sword_key *k,
+	 const char *val)
+{
+	const char *parts[] = { sec, ".", k->name, "=", val, "\n" };
+	uint64_t *h = arg;
+	unsigned int i;
+	const char *p;
+
+	(void)inst;
+	for (i = 0; i < RTE_DIM(parts); i++)
+		for (p = parts[i]; *p != '\0'; p++) {
+			*h ^= (unsigned char)*p;
+			*h *= 0x100000001b3ULL;
+		}
+}
+
+uint64_t
+sword_config_hash(const struct sword_config *c)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;     /* FNV-1a 64 */
+
+	config_foreach(c, hash_one, &h);
+	return h;
+}
+
+void
+sword_config_print_keys(FILE *f)
+{
+	char range[64];
+	unsigned int i;
+
+	fprintf(f, "# section\tkey\ttype\tdefault\treload\tdoc\n");
+	for (i = 0; i < RTE_DIM(keys); i++) {
+		const struct sword_key *k = &keys[i];
+
+		sword_key_describe(k, range, sizeof(range));
+		fprintf(f, "%s%s\t%s\t%s\t%s\t%s\t%s\n", k->section,
+			k->instance ? ".NAME" : "", k->name, range,
+			k->def != NULL ? k->def : "(required)",
+			(k->flags & SWORD_KEY_LIVE) ? "live" : "restart", k->doc);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reload (SIGHUP) */
+
+struct inst_text {
+	FILE *f;
+};
+
+static void
+inst_line(void *arg, const char *sec, const char *inst, const struct sword_key *k,
+	  const char *val)
+{
+	struct inst_text *t = arg;
+
+	if (inst != NULL)
+		fprintf(t->f, "%s.%s=%s\n", sec, k->name, val);
+}
+
+/* Every [KIND.NAME] key as "sec.key=value" lines (malloc'ed). */
+static char *
+instances_text(const struct sword_config *c)
+{
+	struct inst_text t;
+	char *buf = NULL;
+	size_t len = 0;
+
+	t.f = open_memstream(&buf, &len);
+	if (t.f == NULL)
+		return NULL;
+	config_foreach(c, inst_line, &t);
+	fclose(t.f);
+	return buf;
+}
+
+static void
+append(char *msg, size_t len, const char *fmt, ...)
+{
+	size_t l = strlen(msg);
+	va_list ap;
+
+	if (l >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg + l, len - l, fmt, ap);
+	va_end(ap);
+}
+
+int
+sword_config_reload_plan(const struct sword_config *cur, const struct sword_config *next,
+			 char *msg, size_t len)
+{
+	char a[64], b[64];
+	char *ta, *tb;
+	unsigned int i, live = 0, refused = 0;
+
+	msg[0] = '\0';
+	for (i = 0; i < RTE_DIM(keys); i++) {
+		const struct sword_key *k = &keys[i];
+
+		if (k->instance)
+			continue;
+		sword_key_format(k, cur, a, sizeof(a));
+		sword_key_format(k, next, b, sizeof(b));
+		if (strcmp(a, b) == 0)
+			continue;
+		if (k->flags & SWORD_KEY_LIVE) {
+			live++;
+			continue;
+		}
+		append(msg, len, "%s[%s] %s: %s -> %s", refused ? "; " : "", k->section,
+		       k->name, a, b);
+		refused++;
+	}
+	ta = instances_text(cur);
+	tb = instances_text(next);
+	if (ta == NULL || tb == NULL) {
+		append(msg, len, "%sout of memory", refused ? "; " : "");
+		refused++;
+	} else if (strcmp(ta, tb) != 0) {
+		/* name the first section that differs */
+		size_t n = 0;
+		const char *eol;
+
+		while (ta[n] != '\0' && ta[n] == tb[n])
+			n++;
+		while (n > 0 && ta[n - 1] != '\n')
+			n--;
+		eol = strchr(ta[n] != '\0' ? ta + n : tb + n, '=');
+		append(msg, len, "%s%.*s: server, lock and clover sections are fixed at "
+		       "start", refused ? "; " : "",
+		       eol != NULL ? (int)(eol - (ta[n] != '\0' ? ta + n : tb + n)) : 0,
+		       ta[n] != '\0' ? ta + n : tb + n);
+		refused++;
+	}
+	free(ta);
+	free(tb);
+	if (refused > 0)
+		return -1;
+	for (i = 0; i < RTE_DIM(keys); i++) {
+		const struct sword_key *k = &keys[i];
+
+		if (k->instance || !(k->flags & SWORD_KEY_LIVE))
+			continue;
+		sword_key_format(k, cur, a, sizeof(a));
+		sword_key_format(k, next, b, sizeof(b));
+		if (strcmp(a, b) != 0)
+			append(msg, len, "%s[%s] %s: %s -> %s", msg[0] ? "; " : "",
+			       k->section, k->name, a, b);
+	}
+	return (int)live;
+}
+
+void
+sword_config_apply_live(struct sword_config *cur, const struct sword_config *next)
+{
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(keys); i++) {
+		const struct sword_key *k = &keys[i];
+
+		if (k->instance || !(k->flags & SWORD_KEY_LIVE))
+			continue;
+		/* one aligned word per key: a reader sees old or new, never torn */
+		switch (k->size) {
+		case 2:
+			__atomic_store_n((uint16_t *)((char *)cur + k->offset),
+					 *(const uint16_t *)((const char *)next + k->offset),
+					 __ATOMIC_RELAXED);
+			break;
+		case 4:
+			__atomic_store_n((uint32_t *)((char *)cur + k->offset),
+					 *(const uint32_t *)((const char *)next + k->offset),
+					 __ATOMIC_RELAXED);
+			break;
+		case 8:
+			__atomic_store_n((uint64_t *)((char *)cur + k->offset),
+					 *(const uint64_t *)((const char *)next + k->offset),
+					 __ATOMIC_RELAXED);
+			break;
+		default:
+			memcpy((char *)cur + k->offset, (const char *)next + k->offset, k->size);
+		}
 	}
 }

@@ -56,6 +56,9 @@ struct sword_lane {
 	bool has_handoff;                        /* handoff_to[] may be used */
 	bool flush_per_burst;                    /* else one flush per poll */
 	struct sword_tx_batch batch;
+	bool started;                            /* its lcore entered the loop function */
+	bool polling;                            /* in its loop (reload waits) */
+	uint32_t cfg_gen_seen;                   /* d->cfg_gen last reconfigured to */
 } __rte_cache_aligned;
 
 static inline bool
@@ -77,26 +80,55 @@ mk_ring(const char *what, unsigned int a, unsigned int b, unsigned int size,
 	return rte_ring_create(name, size, socket, flags);
 }
 
+/*
+ * Worker w runs on the w-th worker lcore (main.c launches it there), so its
+ * state, its functions' tables and the rings it reads live on that lcore's
+ * NUMA socket, not on the main lcore's.
+ */
+static void
+assign_lcores(struct sword_daemon *d)
+{
+	unsigned int w = 0, lcore;
+
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (w >= d->n_workers)
+			break;
+		d->worker_lcore[w++] = lcore;
+	}
+	for (; w < d->n_workers; w++)      /* too few lcores: main.c refuses to run */
+		d->worker_lcore[w] = rte_get_main_lcore();
+}
+
+static int
+worker_socket(const struct sword_daemon *d, unsigned int w)
+{
+	unsigned int sock = rte_lcore_to_socket_id(d->worker_lcore[w]);
+
+	return sock == (unsigned int)SOCKET_ID_ANY ? (int)rte_socket_id() : (int)sock;
+}
+
 int
 sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 		   char *err, size_t errlen)
 {
 	unsigned int w, s, o, n_polling = 0;
 	bool need_handoff = false;
-	int socket = (int)rte_socket_id();
 	struct rte_ring *txr[SWORD_MAX_PORTS][SWORD_MAX_WORKERS];
 
 	memset(txr, 0, sizeof(txr));
 	d->cfg = *cfg;
 	d->n_workers = cfg->workers;
 	sword_shard_map_build(&d->shards, &d->cfg);
+	assign_lcores(d);
 
 	for (w = 0; w < d->n_workers; w++) {
 		struct sword_worker *wk;
 		struct sword_lane *ln;
 
-		wk = rte_zmalloc_socket("sword_worker", sizeof(*wk), RTE_CACHE_LINE_SIZE, socket);
-		ln = rte_zmalloc_socket("sword_lane", sizeof(*ln), RTE_CACHE_LINE_SIZE, socket);
+		wk = rte_zmalloc_socket("sword_worker", sizeof(*wk), RTE_CACHE_LINE_SIZE,
+					worker_socket(d, w));
+		ln = rte_zmalloc_socket("sword_lane", sizeof(*ln), RTE_CACHE_LINE_SIZE,
+					worker_socket(d, w));
 		if (wk == NULL || ln == NULL) {
 			snprintf(err, errlen, "out of memory for worker %u", w);
 			return -1;
@@ -130,8 +162,9 @@ sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 			ln->txq[s] = -1;
 			o = w % nq;
 			if (txr[s][o] == NULL) {
-				txr[s][o] = mk_ring("tx", s, o, TX_RING_SIZE, socket,
-						    RING_F_SC_DEQ);
+				/* read by its owner o: on o's socket */
+				txr[s][o] = mk_ring("tx", s, o, TX_RING_SIZE,
+						    worker_socket(d, o), RING_F_SC_DEQ);
 				if (txr[s][o] == NULL) {
 					snprintf(err, errlen, "cannot create TX ring: %s",
 						 rte_strerror(rte_errno));
@@ -181,7 +214,7 @@ sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 			if (!owns)
 				continue;
 			d->lanes[w]->handoff_in = mk_ring("ho", w, 0, HANDOFF_RING_SIZE,
-							  socket, RING_F_SC_DEQ);
+							  worker_socket(d, w), RING_F_SC_DEQ);
 			if (d->lanes[w]->handoff_in == NULL) {
 				snprintf(err, errlen, "cannot create hand-off ring: %s",
 					 rte_strerror(rte_errno));
@@ -222,7 +255,8 @@ sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 				continue;
 			}
 			for (w = 0; w < d->n_workers; w++)
-				if (sword_worker_attach_fn(d->workers[w], ops, socket) < 0) {
+				if (sword_worker_attach_fn(d->workers[w], ops,
+							   worker_socket(d, w)) < 0) {
 					snprintf(err, errlen, "features.%s: cannot attach to "
 						 "worker %u", sword_feature_name(f), w);
 					return -1;
@@ -298,7 +332,7 @@ sword_daemon_install_flows(struct sword_daemon *d)
 		if (d->cfg.n_servers == 0 || d->n_workers == 1)
 			continue;
 		if (ps->n_queues < d->n_workers) {
-			SWORD_LOG(INFO, "port %u: %u queue(s) < %u workers: software dispatch",
+			SWORD_LOG_TO(flow, INFO, "port %u: %u queue(s) < %u workers: software dispatch",
 				  ps->port_id, ps->n_queues, d->n_workers);
 			continue;
 		}
@@ -308,7 +342,7 @@ sword_daemon_install_flows(struct sword_daemon *d)
 				ok = flow_server(ps->port_id, d->cfg.servers[i].ip, dir == 0,
 						 d->shards.owner[i], true, &fe) != NULL;
 		if (!ok) {
-			SWORD_LOG(INFO, "port %u: rte_flow not usable (%s): software dispatch",
+			SWORD_LOG_TO(flow, INFO, "port %u: rte_flow not usable (%s): software dispatch",
 				  ps->port_id, fe.message ? fe.message : rte_strerror(rte_errno));
 			continue;
 		}
@@ -317,14 +351,14 @@ sword_daemon_install_flows(struct sword_daemon *d)
 				ok = flow_server(ps->port_id, d->cfg.servers[i].ip, dir == 0,
 						 d->shards.owner[i], false, &fe) != NULL;
 		if (!ok) {
-			SWORD_LOG(WARNING, "port %u: rte_flow_create failed (%s): flushing, "
+			SWORD_LOG_TO(flow, WARNING, "port %u: rte_flow_create failed (%s): flushing, "
 				  "software dispatch", ps->port_id,
 				  fe.message ? fe.message : rte_strerror(rte_errno));
 			rte_flow_flush(ps->port_id, &fe);
 			continue;
 		}
 		ps->flow_steering = true;
-		SWORD_LOG(INFO, "port %u: rte_flow steers %u server(s) to their workers "
+		SWORD_LOG_TO(flow, INFO, "port %u: rte_flow steers %u server(s) to their workers "
 			  "(software dispatch stays as fallback)", ps->port_id,
 			  d->cfg.n_servers);
 	}
@@ -668,19 +702,69 @@ sword_worker_loop(void *arg)
 {
 	struct sword_lane *ln = arg;
 
+	__atomic_store_n(&ln->started, true, __ATOMIC_RELEASE);
 	if (ln->n_rx == 0 && ln->handoff_in == NULL) {
 		/* Nothing can ever arrive (TX rings are only for queue owners):
 		 * leave the CPU to the others, as testpmd does with lcores
 		 * without streams.  The final drain covers our (empty) rings. */
-		SWORD_LOG(INFO, "worker %u on lcore %u: no RX queue, no hand-off ring: idle",
+		SWORD_LOG_TO(worker, INFO, "worker %u on lcore %u: no RX queue, no hand-off ring: idle",
 			  ln->w->id, rte_lcore_id());
 		return 0;
 	}
-	SWORD_LOG(INFO, "worker %u on lcore %u: %u RX queue(s)%s", ln->w->id,
+	SWORD_LOG_TO(worker, INFO, "worker %u on lcore %u: %u RX queue(s)%s", ln->w->id,
 		  rte_lcore_id(), ln->n_rx, ln->handoff_in ? ", hand-off ring" : "");
-	while (!quitting(ln->d))
+	__atomic_store_n(&ln->polling, true, __ATOMIC_RELEASE);
+	while (!quitting(ln->d)) {
+		uint32_t gen = __atomic_load_n(&ln->d->cfg_gen, __ATOMIC_ACQUIRE);
+
+		if (unlikely(gen != ln->cfg_gen_seen)) {
+			/* a reload changed live keys: take them between bursts */
+			sword_worker_reconfigure(ln->w);
+			__atomic_store_n(&ln->cfg_gen_seen, gen, __ATOMIC_RELEASE);
+		}
 		lane_poll(ln);
+	}
+	__atomic_store_n(&ln->polling, false, __ATOMIC_RELEASE);
 	return 0;
+}
+
+bool
+sword_daemon_worker_started(const struct sword_daemon *d, unsigned int w)
+{
+	return __atomic_load_n(&d->lanes[w]->started, __ATOMIC_ACQUIRE);
+}
+
+/* Every polling worker has reconfigured to generation gen (or we quit). */
+static bool
+workers_at_gen(struct sword_daemon *d, uint32_t gen)
+{
+	unsigned int w;
+
+	for (;;) {
+		bool all = true;
+
+		if (quitting(d))
+			return false;
+		for (w = 0; w < d->n_workers; w++)
+			if (__atomic_load_n(&d->lanes[w]->polling, __ATOMIC_ACQUIRE) &&
+			    __atomic_load_n(&d->lanes[w]->cfg_gen_seen, __ATOMIC_ACQUIRE) != gen)
+				all = false;
+		if (all)
+			return true;
+		rte_delay_us_sleep(100);
+	}
+}
+
+int
+sword_daemon_apply_live(struct sword_daemon *d, const struct sword_config *next)
+{
+	uint32_t gen = __atomic_load_n(&d->cfg_gen, __ATOMIC_RELAXED);
+
+	if (!workers_at_gen(d, gen))
+		return -1;
+	sword_config_apply_live(&d->cfg, next);
+	__atomic_store_n(&d->cfg_gen, gen + 1, __ATOMIC_RELEASE);
+	return workers_at_gen(d, gen + 1) ? 0 : -1;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -705,14 +789,14 @@ total_rx(const struct sword_daemon *d)
 }
 
 void
-sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s,
-		       unsigned int stats_interval_s)
+sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s)
 {
 	const uint64_t hz = rte_get_tsc_hz();
 	uint64_t now = rte_get_tsc_cycles();
 	uint64_t last_rx_change = now, last_stats = now;
 	uint64_t last_rx = total_rx(d);
 	struct sword_worker_stats prev, cur;
+	unsigned int stats_interval_s;
 
 	sword_daemon_totals(d, &prev);
 	while (!quitting(d)) {
@@ -721,6 +805,11 @@ sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s,
 		capture_drain(d);
 		rte_delay_us_sleep(1000);
 		now = rte_get_tsc_cycles();
+
+		if (__atomic_exchange_n(&d->reload, 0, __ATOMIC_RELAXED) &&
+		    d->on_reload != NULL)
+			d->on_reload(d);
+		stats_interval_s = __atomic_load_n(&d->cfg.stats_interval, __ATOMIC_RELAXED);
 
 		rx = total_rx(d);
 		if (rx != last_rx) {
@@ -735,13 +824,14 @@ sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s,
 			double dt = (double)(now - last_stats) / (double)hz;
 
 			sword_daemon_totals(d, &cur);
-			printf("stats: rx=%.0f/s tx=%.0f/s drops=%.0f/s malformed=%.0f/s "
-			       "managed=%.0f/s\n",
-			       (double)(cur.rx - prev.rx) / dt, (double)(cur.tx - prev.tx) / dt,
-			       (double)(sword_stats_dropped(&cur) - sword_stats_dropped(&prev)) / dt,
-			       (double)(cur.malformed - prev.malformed) / dt,
-			       (double)(cur.managed_rx - prev.managed_rx) / dt);
-			fflush(stdout);
+			SWORD_LOG_TO(stats, INFO, "rx=%.0f/s tx=%.0f/s drops=%.0f/s "
+				     "malformed=%.0f/s managed=%.0f/s",
+				     (double)(cur.rx - prev.rx) / dt,
+				     (double)(cur.tx - prev.tx) / dt,
+				     (double)(sword_stats_dropped(&cur) -
+					      sword_stats_dropped(&prev)) / dt,
+				     (double)(cur.malformed - prev.malformed) / dt,
+				     (double)(cur.managed_rx - prev.managed_rx) / dt);
 			prev = cur;
 			last_stats = now;
 		}

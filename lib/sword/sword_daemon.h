@@ -75,6 +75,12 @@ struct sword_daemon {
 	struct sword_capture cap_in, cap_out;
 
 	volatile int quit;                          /* set by signals / idle exit */
+	volatile int reload;                        /* set by SIGHUP */
+	/* called on the main lcore, between housekeeping rounds, after a
+	 * SIGHUP (NULL: reload requests are ignored) */
+	void (*on_reload)(struct sword_daemon *d);
+	uint64_t reloads, reloads_refused;          /* SIGHUPs applied, refused */
+	uint32_t cfg_gen;                           /* bumped when live keys change */
 	uint64_t start_tsc;
 	bool running;                               /* lcores launched */
 };
@@ -101,9 +107,23 @@ int sword_daemon_capture_open(struct sword_daemon *d, const char *in_path,
 /* lcore entry point: arg is d->lanes[i]. */
 int sword_worker_loop(void *arg);
 
-/* Main lcore loop until d->quit: capture writing, stats lines, idle exit. */
-void sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s,
-			    unsigned int stats_interval_s);
+/* Has worker w's lcore entered sword_worker_loop (it polls from then on, or
+ * has nothing to poll and returned)?  For readiness (sd_notify). */
+bool sword_daemon_worker_started(const struct sword_daemon *d, unsigned int w);
+
+/*
+ * Apply the live keys of next (sword_config_reload_plan said yes) to the
+ * running daemon: wait until every polling worker took the previous
+ * change, write them into d->cfg, then wait until every polling worker has
+ * run its functions' reconfigure between two bursts.  Main lcore only.
+ * 0, or -1 if the daemon started quitting meanwhile.
+ */
+int sword_daemon_apply_live(struct sword_daemon *d, const struct sword_config *next);
+
+/* Main lcore loop until d->quit: capture writing, stats lines every
+ * d->cfg.stats_interval seconds (read every round: SIGHUP may change it),
+ * reload requests, idle exit. */
+void sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s);
 
 /* After the worker lcores returned: process and transmit what is still in
  * the rings, flush capture, close capture files. */

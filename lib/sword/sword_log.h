@@ -1,7 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * sword_log.h — the "sword" rte_log logtype of the pipeline library.
- * (The daemon's own messages use the "swordd" logtype, see app/swordd.)
+ * sword_log.h — rte_log types of the pipeline, one per component, so an
+ * operator can turn one up or down (EAL --log-level=sword.flow:debug) and
+ * a log collector can tell them apart:
+ *
+ *   sword          library messages without a more specific component
+ *   sword.worker   worker lcores (queues, idle workers)
+ *   sword.flow     rte_flow steering of servers to workers
+ *   sword.stats    the periodic rate lines and the final counters
+ *   sword.config   configuration reloads (SIGHUP)
+ *
+ * The daemon's own messages use "swordd" and "swordd.port" (app/swordd).
+ * After rte_eal_init everything goes through rte_log; before it (usage and
+ * configuration errors) swordd writes to stderr.
  */
 #ifndef SWORD_LOG_H
 #define SWORD_LOG_H
@@ -9,8 +20,17 @@
 #include <rte_log.h>
 
 extern int sword_logtype;
+extern int sword_logtype_worker;
+extern int sword_logtype_flow;
+extern int sword_logtype_stats;
+extern int sword_logtype_config;
 
 #define SWORD_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, sword_logtype, "sword: " fmt "\n", ##__VA_ARGS__)
+
+/* SWORD_LOG_TO(flow, INFO, "...") logs on sword.flow. */
+#define SWORD_LOG_TO(comp, level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, sword_logtype_ ## comp, "sword." #comp ": " fmt "\n", \
+		##__VA_ARGS__)
 
 #endif /* SWORD_LOG_H */

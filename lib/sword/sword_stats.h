@@ -21,6 +21,9 @@
 
 #define SWORD_FN_MAX_COUNTERS 64
 
+#define SWORD_FN_MAX_TIMED 4        /* >= SWORD_MAX_FNS (checked in sword_worker.c) */
+#define SWORD_FN_SAMPLE_EVERY 64     /* power of two: 2 rdtsc per 64 frames */
+
 struct sword_worker_stats {
 	uint64_t rx;                 /* frames received from ports by this worker */
 	uint64_t tx;                 /* frames handed to the NIC by this worker */
@@ -45,6 +48,13 @@ struct sword_worker_stats {
 	uint64_t port_tx[SWORD_MAX_PORTS];
 	uint64_t port_tx_dropped[SWORD_MAX_PORTS];
 	uint64_t fn[SWORD_FN_MAX_COUNTERS];     /* function-defined, see sword_fn_ops */
+	/* per attached function (chain order): every SWORD_FN_SAMPLE_EVERY-th
+	 * managed frame is timed around the function's process() */
+	uint64_t fn_samples[SWORD_FN_MAX_TIMED];
+	uint64_t fn_sample_cycles[SWORD_FN_MAX_TIMED];
+	/* per managed server (config index), by its owner: /sword/servers */
+	uint64_t server_managed_rx[SWORD_MAX_SERVERS];
+	uint64_t server_rewritten[SWORD_MAX_SERVERS];
 } __rte_cache_aligned;
 
 /* Sum n worker stats into *sum (reads each field once, racy-but-atomic u64 loads). */

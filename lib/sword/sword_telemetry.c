@@ -8,7 +8,9 @@
  *   /sword/workers,N        counters of worker N
  *   /sword/ports            list of port ids
  *   /sword/ports,P          counters of port P (ours + rte_eth_stats)
- *   /sword/config           the running configuration
+ *   /sword/config           the running configuration (every key) and its hash
+ *   /sword/servers          per managed server: owner, managed_rx, rewritten
+ *   /sword/version          swordd's and DPDK's versions
  *
  * Counters are read without locks while workers write them (each is one
  * aligned 64-bit word, so a read sees an old or new value, never a torn one).
@@ -18,10 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_lcore.h>
 #include <rte_telemetry.h>
+#include <rte_version.h>
 
 #include "sword_daemon.h"
+#include "sword_version.h"
 
 static struct sword_daemon *tel_d;
 
@@ -58,6 +64,31 @@ parse_index(const char *params, unsigned long max, unsigned long *out)
 	return 0;
 }
 
+/*
+ * fn_latency_ns_<function>: mean time in a function's process() over the
+ * sampled frames (<function> is the prefix of its counter names, as in
+ * fn_<function>_<counter>: "atomic", "clover").
+ */
+static void
+add_fn_latency(struct rte_tel_data *dt, const struct sword_worker *wk,
+	       const struct sword_worker_stats *st)
+{
+	const uint64_t hz = rte_get_tsc_hz();
+	char key[64];
+	unsigned int i;
+
+	for (i = 0; i < wk->n_fn; i++) {
+		const struct sword_fn_ops *ops = wk->fn[i].ops;
+		const char *name = ops->n_counters ? ops->counter_names[0] : ops->name;
+		size_t len = strcspn(name, "_");
+
+		snprintf(key, sizeof(key), "fn_latency_ns_%.*s", (int)len, name);
+		rte_tel_data_add_dict_u64(dt, key, st->fn_samples[i] && hz
+			? (uint64_t)((double)st->fn_sample_cycles[i] * 1e9 / (double)hz /
+				     (double)st->fn_samples[i]) : 0);
+	}
+}
+
 static int
 tel_workers(const char *cmd __rte_unused, const char *params, struct rte_tel_data *dt)
 {
@@ -84,7 +115,10 @@ tel_workers(const char *cmd __rte_unused, const char *params, struct rte_tel_dat
 	rte_tel_data_start_dict(dt);
 	rte_tel_data_add_dict_int(dt, "worker", (int)w);
 	rte_tel_data_add_dict_int(dt, "lcore", (int)tel_d->worker_lcore[w]);
+	rte_tel_data_add_dict_int(dt, "socket",
+				  (int)rte_lcore_to_socket_id(tel_d->worker_lcore[w]));
 	sword_stats_foreach(&snap, add_u64, dt);
+	add_fn_latency(dt, tel_d->workers[w], &snap);
 	return 0;
 }
 
@@ -141,69 +175,147 @@ tel_ports(const char *cmd __rte_unused, const char *params, struct rte_tel_data 
 	return 0;
 }
 
+/*
+ * /sword/config: every key of the table, and the config hash.  Telemetry
+ * names allow no '.', and containers nest one level: each global section
+ * is a dict ("atomic": {"pmtu": "4096", ...}); [server.NAME], [lock.NAME]
+ * and [clover.NAME] are arrays "servers", "locks", "clover_layouts" of
+ * "NAME key=value ..." strings.
+ */
+struct tel_cfg_walk {
+	struct rte_tel_data *dt;
+	struct rte_tel_data *sec_dict;     /* current global section */
+	char sec[80];
+	struct rte_tel_data *inst[3];      /* servers, locks, clover_layouts */
+	char line[RTE_TEL_MAX_STRING_LEN];
+	int line_kind;                     /* inst[] index of line, -1 none */
+};
+
+static const char *const tel_inst_names[] = { "servers", "locks", "clover_layouts" };
+
+static void
+tel_cfg_flush(struct tel_cfg_walk *w)
+{
+	if (w->sec_dict != NULL)
+		rte_tel_data_add_dict_container(w->dt, w->sec, w->sec_dict, 0);
+	w->sec_dict = NULL;
+	if (w->line_kind >= 0 && w->inst[w->line_kind] != NULL)
+		rte_tel_data_add_array_string(w->inst[w->line_kind], w->line);
+	w->line_kind = -1;
+	w->line[0] = '\0';
+}
+
+static void
+tel_cfg_one(void *arg, const char *sec, const char *inst, const struct sword_key *k,
+	    const char *val)
+{
+	struct tel_cfg_walk *w = arg;
+	int kind;
+	size_t l;
+
+	if (strcmp(w->sec, sec) != 0) {
+		tel_cfg_flush(w);
+		snprintf(w->sec, sizeof(w->sec), "%s", sec);
+		if (inst == NULL) {
+			w->sec_dict = rte_tel_data_alloc();
+			if (w->sec_dict != NULL)
+				rte_tel_data_start_dict(w->sec_dict);
+		} else {
+			kind = strcmp(k->section, "server") == 0 ? 0
+			     : strcmp(k->section, "lock") == 0 ? 1 : 2;
+			w->line_kind = kind;
+			snprintf(w->line, sizeof(w->line), "%s", inst);
+		}
+	}
+	if (inst == NULL) {
+		if (w->sec_dict != NULL)
+			rte_tel_data_add_dict_string(w->sec_dict, k->name, val);
+		return;
+	}
+	l = strlen(w->line);
+	snprintf(w->line + l, sizeof(w->line) - l, " %s=%s", k->name, val);
+}
+
 static int
 tel_config(const char *cmd __rte_unused, const char *params __rte_unused,
 	   struct rte_tel_data *dt)
 {
-	const struct sword_config *c;
-	struct rte_tel_data *servers, *locks;
-	char ip[INET_ADDRSTRLEN], buf[RTE_TEL_MAX_STRING_LEN];
+	struct tel_cfg_walk w = { .dt = dt, .line_kind = -1 };
+	char hash[24];
 	unsigned int i;
+
+	if (tel_d == NULL)
+		return -1;
+	rte_tel_data_start_dict(dt);
+	rte_tel_data_add_dict_string(dt, "source", tel_d->cfg.source);
+	rte_tel_data_add_dict_string(dt, "version", SWORD_VERSION);
+	snprintf(hash, sizeof(hash), "%016" PRIx64, sword_config_hash(&tel_d->cfg));
+	rte_tel_data_add_dict_string(dt, "hash", hash);
+	rte_tel_data_add_dict_u64(dt, "reloads", tel_d->reloads);
+	rte_tel_data_add_dict_u64(dt, "reloads_refused", tel_d->reloads_refused);
+	for (i = 0; i < RTE_DIM(w.inst); i++) {
+		w.inst[i] = rte_tel_data_alloc();
+		if (w.inst[i] != NULL)
+			rte_tel_data_start_array(w.inst[i], RTE_TEL_STRING_VAL);
+	}
+	sword_config_foreach(&tel_d->cfg, tel_cfg_one, &w);
+	tel_cfg_flush(&w);
+	for (i = 0; i < RTE_DIM(w.inst); i++)
+		if (w.inst[i] != NULL)
+			rte_tel_data_add_dict_container(dt, tel_inst_names[i], w.inst[i], 0);
+	return 0;
+}
+
+/*
+ * /sword/servers: per managed server, its owner and its frame counters, as
+ * {"server0": {"name": ..., ...}, ...} (telemetry keys allow no '-', which
+ * server names may contain, and arrays may not hold dicts).
+ */
+static int
+tel_servers(const char *cmd __rte_unused, const char *params __rte_unused,
+	    struct rte_tel_data *dt)
+{
+	const struct sword_config *c;
+	char ip[INET_ADDRSTRLEN];
+	unsigned int i, w;
 
 	if (tel_d == NULL)
 		return -1;
 	c = &tel_d->cfg;
 	rte_tel_data_start_dict(dt);
-	rte_tel_data_add_dict_string(dt, "source", c->source);
-	rte_tel_data_add_dict_string(dt, "mode", sword_mode_name(c->mode));
-	rte_tel_data_add_dict_int(dt, "client_port", c->client_port);
-	rte_tel_data_add_dict_int(dt, "server_port", c->server_port);
-	rte_tel_data_add_dict_int(dt, "rx_desc", c->rx_desc);
-	rte_tel_data_add_dict_int(dt, "tx_desc", c->tx_desc);
-	rte_tel_data_add_dict_u64(dt, "mbufs", c->mbufs);
-	rte_tel_data_add_dict_int(dt, "burst", c->burst);
-	rte_tel_data_add_dict_int(dt, "workers", c->workers);
-	rte_tel_data_add_dict_string(dt, "atomic_replacement", c->atomic_replacement ? "on" : "off");
-	rte_tel_data_add_dict_string(dt, "remapping", c->remapping ? "on" : "off");
-	rte_tel_data_add_dict_string(dt, "clover", c->clover ? "on" : "off");
-	rte_tel_data_add_dict_u64(dt, "lock_words", c->lock_words);
-	rte_tel_data_add_dict_u64(dt, "qps", c->qps);
-	rte_tel_data_add_dict_u64(dt, "stub_ring", c->stub_ring);
-	rte_tel_data_add_dict_u64(dt, "stats_interval", c->stats_interval);
-
-	/* Servers and locks as "name=..." strings: the telemetry format has
-	 * one level of nesting per container and a bounded string size. */
-	servers = rte_tel_data_alloc();
-	locks = rte_tel_data_alloc();
-	if (servers == NULL || locks == NULL) {
-		rte_tel_data_free(servers);
-		rte_tel_data_free(locks);
-		return 0;
-	}
-	rte_tel_data_start_array(servers, RTE_TEL_STRING_VAL);
 	for (i = 0; i < c->n_servers; i++) {
-		inet_ntop(AF_INET, &c->servers[i].ip, ip, sizeof(ip));
-		snprintf(buf, sizeof(buf), "%s ip=%s udp_port=%u worker=%u",
-			 c->servers[i].name, ip, c->servers[i].udp_port,
-			 sword_config_server_worker(c, i));
-		rte_tel_data_add_array_string(servers, buf);
-	}
-	rte_tel_data_start_array(locks, RTE_TEL_STRING_VAL);
-	for (i = 0; i < c->n_locks; i++) {
-		const struct sword_lock_conf *l = &c->locks[i];
-		char rkey[16];
+		char key[24];
+		struct rte_tel_data *sv = rte_tel_data_alloc();
+		uint64_t managed = 0, rewritten = 0;
 
-		if (l->rkey_any)
-			snprintf(rkey, sizeof(rkey), "any");
-		else
-			snprintf(rkey, sizeof(rkey), "0x%x", l->rkey);
-		snprintf(buf, sizeof(buf), "%s server=%s rkey=%s base=0x%" PRIx64
-			 " length=%" PRIu64 " word_size=%u", l->name, l->server, rkey,
-			 l->base, l->length, l->word_size);
-		rte_tel_data_add_array_string(locks, buf);
+		if (sv == NULL)
+			return -1;
+		for (w = 0; w < tel_d->n_workers; w++) {
+			const struct sword_worker_stats *st = &tel_d->workers[w]->stats;
+
+			managed += __atomic_load_n(&st->server_managed_rx[i], __ATOMIC_RELAXED);
+			rewritten += __atomic_load_n(&st->server_rewritten[i], __ATOMIC_RELAXED);
+		}
+		inet_ntop(AF_INET, &c->servers[i].ip, ip, sizeof(ip));
+		rte_tel_data_start_dict(sv);
+		rte_tel_data_add_dict_string(sv, "name", c->servers[i].name);
+		rte_tel_data_add_dict_string(sv, "ip", ip);
+		rte_tel_data_add_dict_int(sv, "worker", (int)sword_config_server_worker(c, i));
+		rte_tel_data_add_dict_u64(sv, "managed_rx", managed);
+		rte_tel_data_add_dict_u64(sv, "rewritten", rewritten);
+		snprintf(key, sizeof(key), "server%u", i);
+		rte_tel_data_add_dict_container(dt, key, sv, 0);
 	}
-	rte_tel_data_add_dict_container(dt, "servers", servers, 0);
-	rte_tel_data_add_dict_container(dt, "locks", locks, 0);
+	return 0;
+}
+
+static int
+tel_version(const char *cmd __rte_unused, const char *params __rte_unused,
+	    struct rte_tel_data *dt)
+{
+	rte_tel_data_start_dict(dt);
+	rte_tel_data_add_dict_string(dt, "version", SWORD_VERSION);
+	rte_tel_data_add_dict_string(dt, "dpdk", rte_version());
 	return 0;
 }
 
@@ -221,5 +333,10 @@ sword_telemetry_register(struct sword_daemon *d)
 		"No parameter: list of port ids. Parameter: port id, its counters");
 	rc |= rte_telemetry_register_cmd("/sword/config", tel_config,
 		"swordd running configuration. No parameters");
+	rc |= rte_telemetry_register_cmd("/sword/servers", tel_servers,
+		"Per managed server: name, ip, owner worker, managed_rx, rewritten. "
+		"No parameters");
+	rc |= rte_telemetry_register_cmd("/sword/version", tel_version,
+		"swordd and DPDK versions. No parameters");
 	return rc;
 }

@@ -76,6 +76,16 @@ sword_shard_map_build(struct sword_shard_map *sm, const struct sword_config *cfg
 }
 
 void
+sword_worker_reconfigure(struct sword_worker *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->n_fn; i++)
+		if (w->fn[i].ops->reconfigure != NULL)
+			w->fn[i].ops->reconfigure(w->fn[i].state, w->cfg);
+}
+
+void
 sword_worker_init(struct sword_worker *w, const struct sword_config *cfg,
 		  const struct sword_shard_map *shards, unsigned int id)
 {
@@ -149,8 +159,12 @@ run_functions(struct sword_worker *w, struct rte_mbuf *m, struct roce_pkt *p,
 		.server = server, .to_server = to_server, .out_side = out_side,
 		.out = out, .pool = w->pool, .now = now,
 	};
+	/* per-function latency, sampled: a timestamp pair on every frame would
+	 * cost more than the functions themselves */
+	const bool timed = (++w->fn_sample_tick & (SWORD_FN_SAMPLE_EVERY - 1)) == 0;
 	unsigned int i;
 
+	RTE_BUILD_BUG_ON(SWORD_MAX_FNS > SWORD_FN_MAX_TIMED);
 	/*
 	 * HOOK: lib/serializer (features.atomic_replacement = on) is attached
 	 * here by the daemon as a sword_fn_ops; remapping and Clover steering
@@ -161,13 +175,22 @@ run_functions(struct sword_worker *w, struct rte_mbuf *m, struct roce_pkt *p,
 		enum sword_fn_verdict v;
 
 		ctx.counters = &w->stats.fn[w->fn[i].counter_base];
-		v = w->fn[i].ops->process(w->fn[i].state, w, &ctx);
+		if (unlikely(timed)) {
+			uint64_t t0 = rte_rdtsc();
+
+			v = w->fn[i].ops->process(w->fn[i].state, w, &ctx);
+			w->stats.fn_sample_cycles[i] += rte_rdtsc() - t0;
+			w->stats.fn_samples[i]++;
+		} else {
+			v = w->fn[i].ops->process(w->fn[i].state, w, &ctx);
+		}
 
 		switch (v) {
 		case SWORD_FN_PASS:
 			continue;
 		case SWORD_FN_FORWARD:
 			w->stats.rewritten++;
+			w->stats.server_rewritten[server]++;
 			forward(w, out, out_side, m);
 			return;
 		case SWORD_FN_CONSUMED:
@@ -301,6 +324,7 @@ process_one(struct sword_worker *w, struct rte_mbuf *m, uint16_t port,
 		return;
 	}
 	st->opcode[p.opcode]++;
+	st->server_managed_rx[server]++;
 	t->managed_rx++;
 	if (w->n_fn == 0) {
 		t->passthrough++;

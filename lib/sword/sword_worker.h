@@ -108,6 +108,10 @@ struct sword_fn_ops {
 	 * (its n_counters slots).  Called at the end of every burst in which
 	 * the function ran, so readers see them without a per-frame cost. */
 	void (*publish)(void *state, uint64_t *counters);
+	/* Optional: take the live keys (SWORD_KEY_LIVE) of cfg after a SIGHUP
+	 * changed them.  Called on the worker's own lcore between bursts, so
+	 * it may write the state the hot path reads without any locking. */
+	void (*reconfigure)(void *state, const struct sword_config *cfg);
 	/* Counters the function increments as ctx->counters[i]; reported as
 	 * fn_<counter_names[i]> in /sword/stats and --stats-json. */
 	unsigned int n_counters;
@@ -191,7 +195,11 @@ struct sword_worker {
 		unsigned int counter_base;
 	} fn[SWORD_MAX_FNS];
 	void *daemon_priv;                     /* sword_daemon's per-worker lanes */
+	uint32_t fn_sample_tick;               /* managed frames, for latency samples */
 } __rte_cache_aligned;
+
+/* Every attached function's reconfigure(w->cfg), on w's lcore. */
+void sword_worker_reconfigure(struct sword_worker *w);
 
 /* Set up w (zeroed stats, no functions).  cfg and shards must outlive w. */
 void sword_worker_init(struct sword_worker *w, const struct sword_config *cfg,

@@ -281,19 +281,19 @@ class Swordd:
 
 
 def telemetry_query(path, cmd):
-    """Minimal DPDK telemetry v2 client (what dpdk-telemetry.py does)."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(10)
+    """One telemetry command (scripts/sword_telemetry.py, the shared client)."""
     try:
-        s.connect(path)
-        hello = json.loads(s.recv(1 << 16).decode())
-        s.send(cmd.encode())
-        reply = json.loads(s.recv(max(hello.get("max_output_len", 16384), 16384)).decode())
-    finally:
-        s.close()
-    if cmd.split(",")[0] not in reply:
-        raise TestFailure("telemetry %s: unexpected reply %r" % (cmd, reply))
-    return reply[cmd.split(",")[0]]
+        return _sword_telemetry().query(path, cmd, timeout=10)
+    except _sword_telemetry().Error as e:
+        raise TestFailure(str(e))
+
+
+def _sword_telemetry():
+    scripts = os.path.join(args().source_root, "scripts")
+    if scripts not in sys.path:
+        sys.path.insert(0, scripts)
+    import sword_telemetry
+    return sword_telemetry
 
 
 def read_stats_json(path):

@@ -133,8 +133,10 @@ def body():
     t.check(ports[1]["rx"] >= 3 + 1 + len(rsp), "port 1 rx too small: %r" % ports[1])
     t.check_eq(st.get("malformed"), 0, "malformed")
     t.check_eq(st.get("managed_rx"), 0, "managed_rx")
-    out = sw.stdout()
-    t.check("rx" in out, "no stats lines on stdout with --stats-interval 1:\n" + out[-1000:])
+    # stats lines are rte_log messages (sword.stats), on stderr
+    out = sw.stderr()
+    t.check("sword.stats: rx=" in out,
+            "no stats lines in the log with --stats-interval 1:\n" + out[-1000:])
 
 
 if __name__ == "__main__":

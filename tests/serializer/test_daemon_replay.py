@@ -116,4 +116,5 @@ def body():
     validate(path, ["--allow-bad-icrc", str(n)])
 
 
-t.main(body)
+if __name__ == "__main__":
+    t.main(body)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -20,6 +21,7 @@
 #include "rdma_model.h"
 #include "roce.h"
 #include "ser_fn.h"
+#include "ser_internal.h"
 #include "sword_config.h"
 #include "sword_worker.h"
 
@@ -55,6 +57,73 @@ through(struct sword_worker *w, struct rm_queue *q, struct rm_queue *out,
 			}
 	}
 }
+
+/*
+ * swordd's built-in defaults, through ser_fn_params, are what the library
+ * picks for itself (ser_create with zeroes): the daemon once defaulted pmtu
+ * to 1024, below the library's 4096 and below a 4096-byte path MTU, which
+ * makes READ spans overestimated (ser_params.pmtu must never be below the
+ * path MTU).  max_words is left out: the daemon sizes its shadow smaller on
+ * purpose ([tables] lock_words), which is not a safety bound.
+ */
+START_TEST(t_defaults_match_library)
+{
+	struct sword_config cfg;
+	struct ser_params daemon_prm, lib_prm;
+	struct ser_region regions[1];
+	struct ser *lib;
+
+	sword_config_defaults(&cfg);
+	ck_assert_int_eq(ser_fn_params(&daemon_prm, regions, 1, &cfg, -1), 0);
+	memset(&lib_prm, 0, sizeof(lib_prm));
+	lib = ser_create(&lib_prm);
+	ck_assert_ptr_nonnull(lib);
+	ck_assert_uint_eq(daemon_prm.pmtu, lib->prm.pmtu);
+	ck_assert_uint_eq(daemon_prm.max_refusals, lib->prm.max_refusals);
+	ck_assert_uint_eq(daemon_prm.ring_size, lib->prm.ring_size);
+	ck_assert_uint_eq(daemon_prm.max_conns, lib->prm.max_conns);
+	ser_destroy(lib);
+}
+END_TEST
+
+/* SIGHUP's live [atomic] keys reach the worker's serializer through
+ * sword_worker_reconfigure (what the worker lcore runs between bursts). */
+START_TEST(t_reconfigure)
+{
+	static struct sword_config cfg;
+	static struct sword_worker w;
+	struct sword_shard_map sm;
+	const struct ser *s;
+	char err[256];
+	const char *sets[] = {
+		"server.mem0.ip=198.18.0.1", "lock.l0.server=mem0", "lock.l0.base=0x10000",
+		"lock.l0.length=1024", "features.atomic_replacement=on",
+	};
+
+	sword_config_defaults(&cfg);
+	for (unsigned int i = 0; i < RTE_DIM(sets); i++)
+		ck_assert_msg(sword_config_set(&cfg, sets[i], err, sizeof(err)) == 0,
+			      "%s: %s", sets[i], err);
+	ck_assert_msg(sword_config_validate(&cfg, err, sizeof(err)) == 0, "%s", err);
+	sword_shard_map_build(&sm, &cfg);
+	sword_worker_init(&w, &cfg, &sm, 0);
+	w.pool = pool;
+	ck_assert_int_eq(sword_worker_attach_fn(&w, &ser_fn_ops, SOCKET_ID_ANY), 0);
+	s = ser_fn_ser(w.fn[0].state);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->prm.max_refusals, 64);
+	ck_assert_uint_eq(s->prm.gate_tsc, 0);
+
+	cfg.atomic.max_refusals = 5;
+	cfg.atomic.gate_ms = 1000;
+	cfg.atomic.pending_expire_ms = 0;
+	sword_worker_reconfigure(&w);
+	ck_assert_uint_eq(s->prm.max_refusals, 5);
+	ck_assert_uint_eq(s->prm.gate_tsc, rte_get_tsc_hz());
+	ck_assert_uint_eq(s->prm.pending_expire_tsc, 0);
+	sword_worker_detach_all(&w);
+}
+END_TEST
 
 START_TEST(t_pipeline)
 {
@@ -195,6 +264,10 @@ main(int argc, char **argv)
 	s = suite_create("ser_sword");
 	tc = tcase_create("pipeline");
 	tcase_add_test(tc, t_pipeline);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("defaults");
+	tcase_add_test(tc, t_defaults_match_library);
+	tcase_add_test(tc, t_reconfigure);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK); /* EAL state lives in this process */

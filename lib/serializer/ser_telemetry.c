@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ser_telemetry.c — /sword/lock,SERVER,VA[,RKEY]: one lock word as atomic
+ * replacement sees it, on the DPDK telemetry socket.
+ *
+ * Why it exists: when a lock looks stuck, an operator needs the shadow
+ * swordd answers CAS from (known or not, its value, writes still in
+ * flight) without stopping the daemon.  It reads the owning worker's
+ * serializer through ser_word_get(), which only reads the region table
+ * (fixed after start) and one word: a snapshot that may be a burst old,
+ * never a torn one (each field is one aligned word).
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_telemetry.h>
+
+#include "ser_fn.h"
+#include "ser_telemetry.h"
+#include "serializer.h"
+
+static const struct sword_daemon *tel_d;
+
+/* A [server.NAME] by name or IPv4 address; -1 if none. */
+static int
+find_server(const struct sword_config *c, const char *s)
+{
+	struct in_addr a;
+	unsigned int i;
+
+	for (i = 0; i < c->n_servers; i++)
+		if (strcmp(c->servers[i].name, s) == 0)
+			return (int)i;
+	if (inet_pton(AF_INET, s, &a) == 1)
+		for (i = 0; i < c->n_servers; i++)
+			if (c->servers[i].ip == a.s_addr)
+				return (int)i;
+	return -1;
+}
+
+/* The atomic replacement state of worker w, or NULL. */
+static const struct ser *
+worker_ser(const struct sword_daemon *d, unsigned int w)
+{
+	const struct sword_worker *wk = d->workers[w];
+	unsigned int i;
+
+	for (i = 0; wk != NULL && i < wk->n_fn; i++)
+		if (wk->fn[i].ops == &ser_fn_ops)
+			return ser_fn_ser(wk->fn[i].state);
+	return NULL;
+}
+
+static int
+tel_lock(const char *cmd __rte_unused, const char *params, struct rte_tel_data *dt)
+{
+	const struct sword_config *c;
+	char buf[128], *server, *va_s, *rkey_s, *end;
+	const struct sword_lock_conf *region = NULL;
+	const struct ser *s;
+	enum ser_word_state st;
+	uint64_t va, value = 0;
+	uint32_t rkey = 0, inflight = 0;
+	unsigned int i, w;
+	int sv;
+
+	if (tel_d == NULL || params == NULL)
+		return -1;
+	c = &tel_d->cfg;
+	snprintf(buf, sizeof(buf), "%s", params);
+	server = strtok(buf, ",");
+	va_s = strtok(NULL, ",");
+	rkey_s = strtok(NULL, ",");
+	if (server == NULL || va_s == NULL)
+		return -1;
+	sv = find_server(c, server);
+	if (sv < 0)
+		return -1;
+	va = strtoull(va_s, &end, 0);
+	if (*end != '\0')
+		return -1;
+	for (i = 0; i < c->n_locks; i++) {
+		const struct sword_lock_conf *l = &c->locks[i];
+
+		if (l->server_idx == sv && va >= l->base && va - l->base < l->length) {
+			region = l;
+			break;
+		}
+	}
+	if (rkey_s != NULL) {
+		rkey = (uint32_t)strtoul(rkey_s, &end, 0);
+		if (*end != '\0')
+			return -1;
+	} else if (region != NULL && !region->rkey_any) {
+		rkey = region->rkey;
+	}
+	w = sword_config_server_worker(c, (unsigned int)sv);
+	s = w < tel_d->n_workers ? worker_ser(tel_d, w) : NULL;
+	st = s != NULL ? ser_word_get(s, c->servers[sv].ip, rkey, va, &value, &inflight)
+		       : SER_WORD_NONE;
+
+	rte_tel_data_start_dict(dt);
+	rte_tel_data_add_dict_string(dt, "server", c->servers[sv].name);
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, va);
+	rte_tel_data_add_dict_string(dt, "va", buf);
+	rte_tel_data_add_dict_string(dt, "region", region != NULL ? region->name : "");
+	rte_tel_data_add_dict_int(dt, "worker", (int)w);
+	rte_tel_data_add_dict_string(dt, "atomic_replacement",
+				     c->atomic_replacement ? "on" : "off");
+	/* none: not a managed lock word; unknown: not learned yet (CAS pass
+	 * as real atomics); known: answered from the shadow */
+	rte_tel_data_add_dict_string(dt, "state", st == SER_WORD_KNOWN ? "known"
+				     : st == SER_WORD_UNKNOWN ? "unknown" : "none");
+	if (st == SER_WORD_KNOWN) {
+		snprintf(buf, sizeof(buf), "0x%016" PRIx64, value);
+		rte_tel_data_add_dict_string(dt, "shadow", buf);
+	}
+	/* modelled writes not yet ACKed + unmodelled operations in flight */
+	rte_tel_data_add_dict_u64(dt, "in_flight", inflight);
+	return 0;
+}
+
+int
+ser_telemetry_register(const struct sword_daemon *d)
+{
+	tel_d = d;
+	return rte_telemetry_register_cmd("/sword/lock", tel_lock,
+		"Parameters: server (name or IPv4), va[, rkey]. A lock word's "
+		"atomic replacement state: none|unknown|known, shadow, in_flight");
+}
