@@ -109,7 +109,7 @@ usage(const char *prog, FILE *f)
 "error (EAL, ports).  SIGINT/SIGTERM stop the daemon cleanly.\n"
 "\n"
 "Telemetry: /sword/stats, /sword/workers[,N], /sword/ports[,P], /sword/config,\n"
-"/sword/servers, /sword/version, /sword/lock,SERVER,VA\n"
+"/sword/servers, /sword/version, /sword/lock,SERVER,VA, /sword/conns[,SERVER]\n"
 "on the EAL telemetry socket, /var/run/dpdk/<file-prefix>/dpdk_telemetry.v2\n"
 "(dpdk-telemetry.py -f <file-prefix>).  DPDK 22.11 refuses --in-memory with\n"
 "--no-huge; without hugepages use --no-huge --no-shconf --file-prefix NAME.\n"

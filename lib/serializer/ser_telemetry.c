@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ser_telemetry.c — /sword/lock,SERVER,VA[,RKEY]: one lock word as atomic
- * replacement sees it, on the DPDK telemetry socket.
+ * replacement sees it, and /sword/conns[,SERVER]: the RC connections
+ * (lib/rc) the workers track, on the DPDK telemetry socket.
  *
  * Why it exists: when a lock looks stuck, an operator needs the shadow
  * swordd answers CAS from (known or not, its value, writes still in
@@ -15,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_telemetry.h>
 
+#include "rc.h"
 #include "ser_fn.h"
 #include "ser_telemetry.h"
 #include "serializer.h"
@@ -122,10 +125,74 @@ tel_lock(const char *cmd __rte_unused, const char *params, struct rte_tel_data *
 	return 0;
 }
 
+/* One connection as a line: identity, how it was paired, life, window,
+ * age.  A snapshot read from the worker's table between its bursts may be
+ * a burst old. */
+static void
+conn_line(char *buf, size_t n, const struct rc_conn *c, uint64_t now)
+{
+	char cl[INET_ADDRSTRLEN], srv[INET_ADDRSTRLEN];
+	uint64_t age_ms = (now - c->last_seen) * 1000 / rte_get_tsc_hz();
+
+	inet_ntop(AF_INET, &c->cl_ip, cl, sizeof(cl));
+	inet_ntop(AF_INET, &c->srv_ip, srv, sizeof(srv));
+	/* a telemetry string holds RTE_TEL_MAX_STRING_LEN (128) bytes */
+	if (c->paired)
+		snprintf(buf, n, "client %s qpn %#x server %s qpn %#x paired by %s "
+			 "inc %u next %u una %u idle %" PRIu64 "ms", cl, c->cl_qpn, srv,
+			 c->srv_qpn, c->by_cm ? "cm" : "evidence", c->incarnation,
+			 c->next_psn, c->una, age_ms);
+	else
+		snprintf(buf, n, "client %s server %s qpn %#x unpaired inc %u next %u "
+			 "una %u idle %" PRIu64 "ms", cl, srv, c->srv_qpn, c->incarnation,
+			 c->next_psn, c->una, age_ms);
+}
+
+static int
+tel_conns(const char *cmd __rte_unused, const char *params, struct rte_tel_data *dt)
+{
+	const struct sword_config *c;
+	uint64_t now = rte_rdtsc(), total = 0;
+	int sv = -1, shown = 0;
+	char key[48], line[RTE_TEL_MAX_STRING_LEN];
+
+	if (tel_d == NULL)
+		return -1;
+	c = &tel_d->cfg;
+	if (params != NULL && *params != '\0' && (sv = find_server(c, params)) < 0)
+		return -1;
+	rte_tel_data_start_dict(dt);
+	for (unsigned int w = 0; w < tel_d->n_workers; w++) {
+		struct ser *s = (struct ser *)(uintptr_t)worker_ser(tel_d, w);
+		struct rc_table *t = s != NULL ? ser_rc(s) : NULL;
+
+		for (uint32_t i = 0; t != NULL && i < rc_capacity(t); i++) {
+			const struct rc_conn *cn = rc_at(t, i);
+
+			if (cn == NULL || (sv >= 0 && cn->srv_ip != c->servers[sv].ip))
+				continue;
+			total++;
+			/* a telemetry dict holds a bounded number of entries */
+			if (shown >= RTE_TEL_MAX_DICT_ENTRIES - 2)
+				continue;
+			snprintf(key, sizeof(key), "w%u_%u", w, i);
+			conn_line(line, sizeof(line), cn, now);
+			rte_tel_data_add_dict_string(dt, key, line);
+			shown++;
+		}
+	}
+	rte_tel_data_add_dict_u64(dt, "connections", total);
+	return 0;
+}
+
 int
 ser_telemetry_register(const struct sword_daemon *d)
 {
 	tel_d = d;
+	if (rte_telemetry_register_cmd("/sword/conns", tel_conns,
+		"Parameters: [server]. RC connections tracked: QPNs, pairing, "
+		"incarnation, PSN window, idle time") != 0)
+		return -1;
 	return rte_telemetry_register_cmd("/sword/lock", tel_lock,
 		"Parameters: server (name or IPv4), va[, rkey]. A lock word's "
 		"atomic replacement state: none|unknown|known, shadow, in_flight");

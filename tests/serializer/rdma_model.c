@@ -295,6 +295,12 @@ rm_responder_rx(struct rm_responder *r, const uint8_t *frame, uint32_t len,
 		}
 		return;
 	}
+	if (d == 0 && r->rnr_every && ++r->rnr_count % r->rnr_every == 0) {
+		send_aeth(q, out, ROCE_RC_ACKNOWLEDGE, p.psn,
+			  roce_syndrome_make(ROCE_AETH_RNR_NAK, 1), q->msn, NULL, NULL, 0);
+		r->rnr_naks++;
+		return;
+	}
 	if (d < 0) {
 		r->duplicates++;
 		if (p.oi->flags & ROCE_F_ATOMIC) {

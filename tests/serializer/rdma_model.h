@@ -92,10 +92,15 @@ struct rm_responder {
 	/* [wr_deny_lo, wr_deny_hi): RDMA WRITE refused (remote access NAK),
 	 * atomics allowed — an MR registered without REMOTE_WRITE */
 	uint64_t wr_deny_lo, wr_deny_hi;
+	/* every rnr_every-th fresh request is refused with an RNR NAK (not
+	 * executed; the requester retries from its PSN), 0 = never.  An RNIC
+	 * does that only to requests that need a receive buffer; here any
+	 * request, to drive a NAK that acknowledges everything before it. */
+	uint32_t rnr_every, rnr_count;
 	rm_exec_cb on_exec;
 	void *ctx;
 	/* statistics */
-	uint64_t executed, duplicates, seq_naks, dropped, atomics, writes;
+	uint64_t executed, duplicates, seq_naks, dropped, atomics, writes, rnr_naks;
 };
 
 int rm_responder_init(struct rm_responder *r, uint32_t ip, uint64_t base,

@@ -193,6 +193,56 @@ START_TEST(t_s1_same_psn_many_qps)
 }
 END_TEST
 
+START_TEST(t_same_psn_no_force_ackreq)
+{
+	/* The same-PSN deployment with a responder that coalesces ACKs and
+	 * swordd not adding AckReq (force_ackreq off): releases may go
+	 * un-ACKed for a while; the gate and the refusal bound keep the lock
+	 * live and single-held. */
+	struct sim s;
+
+	init(&s, 4, 2, true, "conn-noackreq");
+	s.prm.no_force_ackreq = true;
+	ck_assert_int_eq(sim_reconfigure(&s), 0);
+	s.rng = 5;
+	sim_sherman_setup(&s, 8);
+	for (int i = 0; i < 4; i++)
+		sim_sherman_acquire(&s, i, lock_va(0));
+	ck_assert(sim_run(&s, 4000000, 2000));
+	sim_check_shadow(&s);
+	ASSERT_CLEAN(&s);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(s.acquired[i], 8);
+	ck_assert_uint_eq(C(&s)->ackreq_set, 0);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(t_same_psn_rnr_nak)
+{
+	/* The responder refuses every 7th fresh request with an RNR NAK: it
+	 * acknowledges the PSNs before it and nothing of its own; rewritten
+	 * CASes retried after it are answered once, as ATOMIC ACKs. */
+	struct sim s;
+
+	init(&s, 4, 2, false, "conn-rnr");
+	s.srv.rnr_every = 7;
+	sim_sherman_setup(&s, 8);
+	for (int i = 0; i < 4; i++)
+		sim_sherman_acquire(&s, i, lock_va(0));
+	ck_assert(sim_run(&s, 4000000, 4000));
+	sim_check_shadow(&s);
+	ASSERT_CLEAN(&s);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(s.acquired[i], 8);
+	ck_assert_uint_gt(s.srv.rnr_naks, 10);
+	ck_assert_uint_gt(C(&s)->naks, 10);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
 START_TEST(t_s2_reconnect_same_qpn_psn)
 {
 	/* Client 0 takes and releases the lock through swordd (its CAS at
@@ -779,6 +829,8 @@ conn_suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, t_s1_crossed_by_psn);
 	tcase_add_loop_test(tc, t_s1_same_psn_many_qps, 0, 2);
+	tcase_add_test(tc, t_same_psn_no_force_ackreq);
+	tcase_add_test(tc, t_same_psn_rnr_nak);
 	tcase_add_test(tc, t_s2_reconnect_same_qpn_psn);
 	tcase_add_loop_test(tc, t_s2_reconnect_loop, 0, 2);
 	tcase_add_test(tc, t_s3_pipelined_faa_outlives_expiry);

@@ -49,6 +49,19 @@ def body():
         t.check_eq(srv["server0"]["managed_rx"], st["managed_rx"], "server managed_rx")
         t.check_eq(srv["server0"]["rewritten"], st["rewritten"], "server rewritten")
         t.check(st["rewritten"] >= 1, "the granted CAS was not rewritten")
+        # the connection: identified exactly by the capture's RDMA CM REQ/REP
+        # (lib/rc); its DREQ is frame 21, beyond the replayed frames
+        t.check_eq(st.get("fn_atomic_cm_paired"), 1, "connection paired by CM")
+        conns = sw.telemetry("/sword/conns")
+        t.log("/sword/conns:", conns)
+        t.check_eq(conns.get("connections"), 1, "connections tracked")
+        lines = [v for k, v in conns.items() if k != "connections"]
+        t.check(len(lines) == 1 and "qpn 0x366" in lines[0] and "qpn 0x1f0" in lines[0]
+                and "paired by cm" in lines[0],
+                "the CM-identified connection (client QPN 0x366, server QPN 0x1f0): %r"
+                % lines)
+        t.check_eq(sw.telemetry("/sword/conns,m").get("connections"), 1,
+                   "connections of server m")
 
         known = sw.telemetry("/sword/lock,m,0,0x2521")
         t.log("/sword/lock,m,0,0x2521:", known)
@@ -72,7 +85,8 @@ def body():
         outside = sw.telemetry("/sword/lock,m,0x100000")
         t.check_eq(outside.get("state"), "none", "address outside every region")
 
-        for bad in ("/sword/lock", "/sword/lock,nosuch,0", "/sword/lock,m,zz"):
+        for bad in ("/sword/lock", "/sword/lock,nosuch,0", "/sword/lock,m,zz",
+                    "/sword/conns,nosuch"):
             try:
                 reply = sw.telemetry(bad)
             except t.TestFailure:
