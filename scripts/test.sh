@@ -44,6 +44,10 @@ for b in "${builds[@]}"; do
 		failed=$((failed + 1)); continue
 	fi
 	read -r p f s < <("$top/scripts/testlog-count.py" "$log")
+	if [ -z "$p" ]; then
+		echo "== $b: $log could not be read (written to by another run?): counted as a failure"
+		failed=$((failed + 1)); continue
+	fi
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "== $b: meson test exited $rc with no failed test in its log: counted as a failure"
 		f=1
