@@ -135,4 +135,15 @@ void sim_mcas_start(struct sim *s, int target, uint64_t va);
  * every answer is known in advance (coalesced-ACK expansion under load). */
 void sim_batch_start(struct sim *s, int batches, uint64_t va);
 
+/* Check assertions on a closed loop: no client or model error (I3/I4/I6),
+ * and every frame swordd emitted valid for scapy (I1).  Need <check.h>. */
+#define SIM_ERRBUF 8192
+#define ASSERT_CLEAN(s) do { \
+	static char errbuf_[SIM_ERRBUF]; \
+	uint32_t n_ = sim_client_errors((s), errbuf_, sizeof(errbuf_)); \
+	ck_assert_msg(n_ == 0, "%u errors:\n%s", n_, errbuf_); \
+} while (0)
+#define ASSERT_VALID(s) \
+	ck_assert_msg(sim_validate(s) == 0, "validate_pcap.py rejected %s", (s)->pcap_out)
+
 #endif /* SWORD_SER_SIM_H */

@@ -25,13 +25,6 @@
 
 static char errbuf[8192];
 
-#define ASSERT_CLEAN(s) do { \
-	uint32_t n_ = sim_client_errors((s), errbuf, sizeof(errbuf)); \
-	ck_assert_msg(n_ == 0, "%u errors:\n%s", n_, errbuf); \
-} while (0)
-
-#define ASSERT_VALID(s) \
-	ck_assert_msg(sim_validate(s) == 0, "validate_pcap.py rejected %s", (s)->pcap_out)
 
 static void
 dump_counters(const char *what, struct sim *s)
