@@ -499,6 +499,11 @@ int roce_build_ack(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
 		   uint32_t msn, bool with_orig, uint64_t orig,
 		   struct roce_pkt *out_p);
 
+/* After header fields changed in place (addresses, QPN, PSN, AETH): the
+ * IPv4 checksum, the ICRC and a non-zero UDP checksum computed anew.
+ * Only for frames whose ICRC was verified before the change. */
+void roce_resign(uint8_t *frame, const struct roce_pkt *p);
+
 /* mbuf conveniences over the above (single-segment mbufs). */
 int roce_mbuf_atomic_to_write(struct rte_mbuf *m, struct roce_pkt *p,
 			      const uint64_t *write_value);

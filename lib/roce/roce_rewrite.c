@@ -224,6 +224,14 @@ roce_build_ack(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
 	return out_p->frame_len;
 }
 
+void
+roce_resign(uint8_t *frame, const struct roce_pkt *p)
+{
+	roce_ip_cksum_update(frame, p);
+	roce_icrc_update(frame, p);
+	udp_cksum_fix(frame, p);
+}
+
 /* ---------------------------------------------------------------------- */
 /* mbuf wrappers: the frame is the first (only) segment's data. */
 

@@ -227,11 +227,16 @@ ser_create(const struct ser_params *prm)
 	rc = regions_init(s, prm);
 	if (rc != 0)
 		goto fail;
-	s->rc = rc_create(&(struct rc_params){ .max_conns = s->prm.max_conns,
-		.idle_tsc = s->prm.conn_idle_tsc,
-		.holdoff_tsc = s->prm.learn_holdoff_tsc,
-		.history = s->prm.ring_size });
-	s->own_rc = true;
+	if (prm->rc != NULL) {
+		s->rc = prm->rc;
+		s->prm.max_conns = rc_capacity(prm->rc);
+	} else {
+		s->rc = rc_create(&(struct rc_params){ .max_conns = s->prm.max_conns,
+			.idle_tsc = s->prm.conn_idle_tsc,
+			.holdoff_tsc = s->prm.learn_holdoff_tsc,
+			.history = s->prm.ring_size });
+		s->own_rc = true;
+	}
 	rc = -ENOMEM;
 	if (s->rc == NULL)
 		goto fail;

@@ -30,6 +30,8 @@
 
 #include "roce.h"
 
+struct rc_table;
+
 /* A lock region: the 8-byte words [base, base+len) of one memory server. */
 struct ser_region {
 	uint32_t server_ip4;  /* network order */
@@ -84,6 +86,10 @@ struct ser_params {
 	/* swordd sets AckReq on writes it forwards to managed words (rewritten
 	 * atomics, releases) so they are ACKed promptly; true turns that off. */
 	bool no_force_ackreq;
+	/* The connection table to work on, shared with other functions (the
+	 * serializer keeps it: opens, pairs, ages); NULL: a table of its own
+	 * with max_conns, conn_idle_tsc, learn_holdoff_tsc and ring_size. */
+	struct rc_table *rc;
 };
 
 enum ser_verdict {

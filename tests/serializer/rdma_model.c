@@ -282,7 +282,14 @@ rm_responder_rx(struct rm_responder *r, const uint8_t *frame, uint32_t len,
 		r->dropped++;
 		return;
 	}
+	/* rxe checks an RC packet's source address against the QP's peer */
+	if (p.src_ip4 != q->to_client.dst_ip) {
+		r->wrong_peer++;
+		r->dropped++;
+		return;
+	}
 	client_ip = p.src_ip4;
+	r->cur_psn = p.psn;
 	bth = f + p.bth_off;
 	d = roce_psn_diff(p.psn, q->epsn);
 	if (d > 0) {

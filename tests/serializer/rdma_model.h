@@ -99,8 +99,10 @@ struct rm_responder {
 	uint32_t rnr_every, rnr_count;
 	rm_exec_cb on_exec;
 	void *ctx;
+	uint32_t cur_psn;         /* PSN of the request being executed (on_exec) */
 	/* statistics */
 	uint64_t executed, duplicates, seq_naks, dropped, atomics, writes, rnr_naks;
+	uint64_t wrong_peer;      /* RC request from another address than the QP's peer */
 };
 
 int rm_responder_init(struct rm_responder *r, uint32_t ip, uint64_t base,

@@ -63,16 +63,31 @@ client_of_srv_qp(const struct sim *s, uint32_t srv_qpn)
 	return i >= 0 && i < s->ncl ? i : -1;
 }
 
+/* With remapping, the client whose request a lane carried at psn. */
+static int
+sim_lane_client(const struct sim *s, uint32_t qpn, uint32_t psn)
+{
+	for (int k = 0; s->remap && k < REMAP_MAX_LANES; k++) {
+		const struct sim_lane_log *ll = &s->lane_log[k];
+
+		if (ll->started && ll->qpn == qpn && ll->at[psn % SIM_ANS].set &&
+		    ll->at[psn % SIM_ANS].psn == psn)
+			return ll->at[psn % SIM_ANS].cl;
+	}
+	return -1;
+}
+
 /* I4 at the memory: what lands on a lock word must fit the protocol. */
 static void
 on_exec(void *ctx, struct rm_responder *r, uint32_t client_ip, uint32_t qpn,
 	uint8_t opcode, uint64_t va, uint64_t old, uint64_t nv)
 {
 	struct sim *s = ctx;
-	int id = client_of_srv_qp(s, qpn);
+	int id = sim_lane_client(s, qpn, r->cur_psn);
 
-	(void)r;
 	(void)client_ip;
+	if (id < 0)
+		id = client_of_srv_qp(s, qpn);
 	if (va < SIM_LOCKS || va >= SIM_LOCKS + SIM_LOCK_LEN)
 		return;
 	if (s->mode == SIM_MODE_SHERMAN && opcode == ROCE_RC_WRITE_ONLY) {
@@ -156,13 +171,28 @@ sim_init_ex(struct sim *s, int ncl, bool with_ser, bool coalesce,
 		if (!rm_responder_add_qp(&s->srv, 0x100u + (uint32_t)i, &down, start))
 			return -1;
 	}
+	if (s->opts.lanes) {
+		s->rc = rc_create(&(struct rc_params){ .max_conns = 64, .history = 256 });
+		if (s->rc == NULL)
+			return -1;
+	}
 	if (with_ser) {
 		s->region = (struct ser_region){ .server_ip4 = SIM_SERVER_IP,
 			.rkey = SIM_RKEY, .base = SIM_LOCKS, .len = SIM_LOCK_LEN };
 		s->prm = (struct ser_params){ .regions = &s->region, .n_regions = 1,
-			.max_conns = 64, .ring_size = 256, .max_refusals = 16 };
+			.max_conns = 64, .ring_size = 256, .max_refusals = 16,
+			.rc = s->rc };
 		s->ser = ser_create(&s->prm);
 		if (s->ser == NULL)
+			return -1;
+	}
+	if (s->opts.lanes) {
+		s->rsrv = (struct remap_server){ .ip = SIM_SERVER_IP,
+			.lanes = s->opts.lanes, .keep_conns = !with_ser };
+		s->remap = remap_create(&(struct remap_params){ .servers = &s->rsrv,
+			.n_servers = 1, .rc = s->rc, .ring = 1024, .client_ring = 256,
+			.responder_resources = s->opts.responder_resources });
+		if (s->remap == NULL)
 			return -1;
 	}
 	if (pcap_name) {
@@ -201,6 +231,10 @@ sim_free(struct sim *s)
 	s->pc = NULL;
 	ser_destroy(s->ser);
 	s->ser = NULL;
+	remap_destroy(s->remap);
+	s->remap = NULL;
+	rc_destroy(s->rc);
+	s->rc = NULL;
 	rm_responder_free(&s->srv);
 	for (int i = 0; i < Q_N; i++)
 		rm_queue_free(&s->q[i]);
@@ -270,26 +304,126 @@ record_answer(struct sim *s, const uint8_t *buf, uint32_t len)
 	s->ans[id][p.psn % SIM_ANS].orig = orig;
 }
 
+/* A client-view response leaves swordd: through the serializer (when it
+ * runs), then to the clients. */
 static void
-deliver(struct sim *s, int qi, struct rm_frame *f)
+to_clients(struct sim *s, uint8_t *buf, uint32_t *len)
 {
 	struct roce_pkt p;
 	enum ser_verdict v = SER_FORWARD;
 	struct ser_emit emit[32];
 	uint32_t n_emit = 0;
+
+	if (s->ser && roce_parse(buf, *len, &p) == ROCE_OK)
+		v = ser_on_response(s->ser, buf, len, RM_FRAME_MAX, &p, s->now, emit,
+				    s->emit_cap ? s->emit_cap : RTE_DIM(emit), &n_emit);
+	for (uint32_t i = 0; i < n_emit; i++) {
+		record_answer(s, emit[i].buf, emit[i].len);
+		out_frame(s, Q_S2C, emit[i].buf, emit[i].len, false);
+	}
+	if (v != SER_DROP) {
+		record_answer(s, buf, *len);
+		out_frame(s, Q_S2C, buf, *len, false);
+	}
+}
+
+static void
+remap_emitted(struct sim *s, struct remap_emit *e, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t buf[RM_FRAME_MAX];
+		uint32_t len = e[i].len;
+
+		memcpy(buf, e[i].buf, len);
+		to_clients(s, buf, &len);
+	}
+}
+
+/* I2 on a lane, from what swordd sent: contiguous lane PSNs, and a PSN
+ * sent again only for the same client's same PSN (a retransmission). */
+static void
+check_lane(struct sim *s, const uint8_t *buf, const struct roce_pkt *p, int cl,
+	   uint32_t cpsn)
+{
+	struct remap_lane_info li;
+	struct sim_lane_log *ll = NULL;
+	uint32_t span;
+
+	for (unsigned k = 0; k < s->opts.lanes; k++)
+		if (remap_lane_info(s->remap, SIM_SERVER_IP, k, &li) == 0 && li.open &&
+		    li.srv_qpn == p->qpn)
+			ll = &s->lane_log[k];
+	if (ll == NULL) {
+		sim_error(s, "I2: a remapped request to QP %#x, not a lane", p->qpn);
+		return;
+	}
+	s->lane_frames++;
+	if (!ll->started || ll->qpn != p->qpn) {
+		memset(ll, 0, sizeof(*ll));
+		ll->started = true;
+		ll->qpn = p->qpn;
+		ll->next = p->psn;
+	}
+	span = roce_req_psns(buf, p, 4096);
+	if (ll->at[p->psn % SIM_ANS].set && ll->at[p->psn % SIM_ANS].psn == p->psn) {
+		if (ll->at[p->psn % SIM_ANS].cl != cl || ll->at[p->psn % SIM_ANS].cpsn != cpsn)
+			sim_error(s, "I2: lane %#x PSN %u sent for client %d PSN %u, "
+				  "then for client %d PSN %u", p->qpn, p->psn,
+				  ll->at[p->psn % SIM_ANS].cl, ll->at[p->psn % SIM_ANS].cpsn,
+				  cl, cpsn);
+		return;
+	}
+	if (p->psn != ll->next)
+		sim_error(s, "I2: lane %#x PSN %u sent, %u expected (gap)", p->qpn, p->psn,
+			  ll->next);
+	for (uint32_t k = 0; k < span; k++) {
+		uint32_t q = roce_psn_add(p->psn, k);
+
+		ll->at[q % SIM_ANS].set = true;
+		ll->at[q % SIM_ANS].psn = q;
+		ll->at[q % SIM_ANS].cl = cl;
+		ll->at[q % SIM_ANS].cpsn = roce_psn_add(cpsn, k);
+	}
+	ll->next = roce_psn_add(p->psn, span);
+}
+
+static void
+deliver(struct sim *s, int qi, struct rm_frame *f)
+{
+	struct roce_pkt p;
+	enum ser_verdict v = SER_FORWARD;
+	struct remap_emit remit[32];
+	uint32_t n_remit = 0;
 	bool bad_in = false;
 	int id;
 
 	switch (qi) {
 	case Q_C2S:
 		dump(s, s->pd_in, f->buf, f->len);
-		if (s->ser && roce_parse(f->buf, f->len, &p) == ROCE_OK) {
+		if ((s->ser || s->remap) && roce_parse(f->buf, f->len, &p) == ROCE_OK) {
+			int cl = client_of_srv_qp(s, p.qpn);
+			uint32_t cpsn = p.psn;
+
 			bad_in = !roce_icrc_verify(f->buf, &p);
-			v = ser_on_request(s->ser, f->buf, &f->len, RM_FRAME_MAX, &p,
-					   s->now);
+			if (s->ser)
+				v = ser_on_request(s->ser, f->buf, &f->len, RM_FRAME_MAX, &p,
+						   s->now);
 			if (bad_in && v != SER_FORWARD)
 				sim_error(s, "I7: bad-ICRC request was %s",
 					  v == SER_DROP ? "dropped" : "rewritten");
+			if (s->remap && v != SER_DROP) {
+				enum remap_verdict rv = remap_on_request(s->remap, f->buf,
+					&f->len, RM_FRAME_MAX, &p, v == SER_FORWARD_REWRITTEN,
+					s->now, remit, RTE_DIM(remit), &n_remit);
+
+				if (bad_in && rv == REMAP_MODIFIED)
+					sim_error(s, "I7: bad-ICRC request was remapped");
+				if (rv == REMAP_DROP)
+					v = SER_DROP;
+				else if (rv == REMAP_MODIFIED)
+					check_lane(s, f->buf, &p, cl, cpsn);
+				remap_emitted(s, remit, n_remit);
+			}
 		}
 		if (v != SER_DROP)
 			out_frame(s, Q_S2M, f->buf, f->len, bad_in);
@@ -299,18 +433,15 @@ deliver(struct sim *s, int qi, struct rm_frame *f)
 		break;
 	case Q_M2S:
 		dump(s, s->pd_in, f->buf, f->len);
-		if (s->ser && roce_parse(f->buf, f->len, &p) == ROCE_OK)
-			v = ser_on_response(s->ser, f->buf, &f->len, RM_FRAME_MAX, &p,
-					    s->now, emit, s->emit_cap ? s->emit_cap :
-					    RTE_DIM(emit), &n_emit);
-		for (uint32_t i = 0; i < n_emit; i++) {
-			record_answer(s, emit[i].buf, emit[i].len);
-			out_frame(s, Q_S2C, emit[i].buf, emit[i].len, false);
+		if (s->remap && roce_parse(f->buf, f->len, &p) == ROCE_OK) {
+			enum remap_verdict rv = remap_on_response(s->remap, f->buf, &f->len,
+				RM_FRAME_MAX, &p, s->now, remit, RTE_DIM(remit), &n_remit);
+
+			remap_emitted(s, remit, n_remit);
+			if (rv == REMAP_DROP)
+				break;
 		}
-		if (v != SER_DROP) {
-			record_answer(s, f->buf, f->len);
-			out_frame(s, Q_S2C, f->buf, f->len, false);
-		}
+		to_clients(s, f->buf, &f->len);
 		break;
 	case Q_S2C:
 		if (roce_parse(f->buf, f->len, &p) != ROCE_OK)

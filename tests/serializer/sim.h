@@ -14,6 +14,8 @@
 #include <pcap/pcap.h>
 
 #include "rdma_model.h"
+#include "rc.h"
+#include "remap.h"
 #include "serializer.h"
 
 #define SIM_MAX_CL 8
@@ -39,10 +41,27 @@ struct sim_opts {
 	                               * them round robin (0: one per client) */
 	bool fixed_psn;               /* every QP starts at start_psn (Sherman: 3185) */
 	uint32_t start_psn;
+	/* remapping onto this many lanes (0: none); with_ser off = remapping
+	 * alone (it keeps the connection table itself) */
+	uint16_t lanes;
+	uint32_t responder_resources; /* remapping's default (0: 16) */
+};
+
+/* I2 on a lane: who was sent at each lane PSN, from swordd's output. */
+struct sim_lane_log {
+	uint32_t qpn;
+	bool started;
+	uint32_t next;
+	struct { uint32_t psn, cpsn; int cl; bool set; } at[SIM_ANS];
 };
 
 struct sim {
 	struct ser *ser;              /* NULL: no swordd (model sanity) */
+	struct rc_table *rc;          /* shared by ser and remap when remapping */
+	struct remap *remap;          /* opts.lanes > 0 */
+	struct remap_server rsrv;
+	struct sim_lane_log lane_log[REMAP_MAX_LANES];
+	uint64_t lane_frames;         /* requests swordd sent on lanes */
 	struct sim_opts opts;
 	uint32_t start[SIM_MAX_CL];   /* each client's initial PSN */
 	struct ser_params prm;

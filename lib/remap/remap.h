@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * remap.h — connection remapping with sequence-space stitching (SPEC F3):
+ * the requests of many client connections to one memory server ride a few
+ * server-side connections ("lanes") borrowed from the clients' own, so RC
+ * ordering on a lane serializes them; responses are mapped back like a
+ * NAT, each client seeing its own QPN, PSNs and MSNs.
+ *
+ * Why it exists: it is the seed paper's key insight.  One server QP
+ * carrying every lock operation needs no atomic unit and no gate, and N
+ * client QPs folded onto k lanes relieve the server NIC's QP cache.
+ *
+ * The rules (the reasoning for each is at the top of the file named):
+ *
+ * Binding (remap_core.c).  A client connection (lib/rc, exactly
+ *   identified: by the RDMA CM or on evidence) moves onto a lane at a
+ *   request that has nothing outstanding before it, so no answer from its
+ *   own server QP can still be on the way; earlier PSNs (retransmissions
+ *   of what it sent before) still go to its own server QP.  The first
+ *   `lanes` connections to a server that bind become its lanes: the
+ *   server QP expects exactly the owner's next PSN then.  Swordd owns no
+ *   QP.
+ *
+ * Stitching (remap_req.c).  Per lane swordd owns the next PSN; each
+ *   forwarded request gets it (a READ one per path-MTU of data), the lane's
+ *   destination QPN and source addresses, and leaves a stub per lane PSN:
+ *   client, client PSN, the MSN the client will see once it completes,
+ *   and what it is.  A per-client reverse index makes a retransmission
+ *   reuse its lane PSN (I6).  A lane never carries more outstanding READs
+ *   and atomics than the server's responder resources.
+ *
+ * Responses (remap_resp.c).  A lane ACK covering requests of several
+ *   clients is expanded into one ACK per client; READs and atomics are
+ *   never implicitly acknowledged to a client; READ responses, ATOMIC
+ *   ACKs and NAKs go to the client that owns their PSN.  A PSN-sequence
+ *   NAK or RNR NAK puts the lane in recovery: the server discards
+ *   everything after the PSN it NAKed, so swordd holds back every request
+ *   beyond the lane's resend point and asks each client to resend (a
+ *   PSN-sequence NAK in its own PSN space) when its turn comes.
+ *
+ * No EAL, no allocation after remap_create(); one instance per worker;
+ * the connection table (lib/rc) is shared with the other functions.
+ */
+#ifndef SWORD_REMAP_H
+#define SWORD_REMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rc.h"
+#include "roce.h"
+
+#define REMAP_MAX_LANES 16     /* per server */
+
+struct remap_server {
+	uint32_t ip;          /* network order */
+	uint16_t lanes;       /* 1..REMAP_MAX_LANES */
+	/* true: remapping keeps this server's connections in the rc table
+	 * itself (opens them on verified requests, pairs them on evidence,
+	 * learns from the RDMA CM).  false: another function that runs
+	 * before it on requests and after it on responses does (the
+	 * serializer, for servers with lock regions). */
+	bool keep_conns;
+};
+
+struct remap_params {
+	const struct remap_server *servers;
+	uint32_t n_servers;
+	struct rc_table *rc;          /* shared connection table (required) */
+	uint32_t ring;                /* stubs per lane, power of two (default 4096) */
+	uint32_t client_ring;         /* reverse index per client, power of two (default 256) */
+	uint32_t pmtu;                /* READ PSN spans (default 4096) */
+	/* Outstanding READs/atomics a lane may carry when the RDMA CM did not
+	 * say (REP's responder resources); default 16. */
+	uint32_t responder_resources;
+};
+
+enum remap_verdict {
+	REMAP_PASS = 0,        /* not remapped: unchanged */
+	REMAP_MODIFIED,        /* rewritten in place (*len, *p updated) */
+	REMAP_DROP,            /* do not forward (counted) */
+};
+
+/* Frames for the client side, to send before the response (expanded ACKs,
+ * NAKs asking a client to resend).  Caller-owned, reused per call. */
+#define REMAP_EMIT_BUF 128
+struct remap_emit {
+	uint8_t buf[REMAP_EMIT_BUF];
+	uint32_t len;
+};
+
+#define REMAP_COUNTERS(X)                                                     \
+	X(req_seen)          /* requests of managed servers */                \
+	X(bound)             /* client connections moved onto a lane */       \
+	X(lanes_opened)      /* connections that became a lane */             \
+	X(lanes_closed)      /* lanes ended (owner gone, fatal NAK) */        \
+	X(stitched)          /* requests forwarded on a lane */               \
+	X(retransmitted)     /* client retransmissions at their lane PSN */   \
+	X(retrans_expired)   /* retransmission whose stub is gone: dropped */ \
+	X(gap_dropped)       /* client request ahead of its next PSN */       \
+	X(bad_icrc_dropped)  /* request of a bound connection, bad ICRC */    \
+	X(rd_limit_dropped)  /* READ/atomic beyond the responder resources */ \
+	X(recovery_held)     /* request beyond a recovering lane's resend point */ \
+	X(ring_full)         /* lane stub ring full of unanswered PSNs */     \
+	X(dead_lane_dropped) /* request of a client on a closed lane */       \
+	X(unbound_direct)    /* request of a connection not (yet) on a lane */ \
+	X(resp_seen)                                                          \
+	X(resp_mapped)       /* lane responses given to their client */       \
+	X(acks_expanded)     /* extra client ACKs from one lane ACK */        \
+	X(resends_asked)     /* NAKs asking a client to resend (recovery) */  \
+	X(reacked)           /* ACKs re-sent for answered retransmissions */  \
+	X(resp_orphan)       /* lane response whose client is gone */         \
+	X(resp_unknown_psn)  /* lane response at a PSN with no stub */        \
+	X(resp_bad_icrc)     /* lane response with a bad ICRC: dropped */     \
+	X(naks_seq)                                                           \
+	X(naks_rnr)                                                           \
+	X(naks_fatal)        /* access/invalid/operational NAK: lane closed */ \
+	X(emit_full)         /* expansion cut short (emit array full) */      \
+	X(conn_paired)       /* connections paired here (keep_conns) */
+
+struct remap_counters {
+#define REMAP_FIELD(n) uint64_t n;
+	REMAP_COUNTERS(REMAP_FIELD)
+#undef REMAP_FIELD
+};
+
+struct remap;
+
+/* NULL on bad parameters (errno: EINVAL, ENOMEM). */
+struct remap *remap_create(const struct remap_params *prm);
+void remap_destroy(struct remap *r);
+
+/*
+ * A client→server frame that a function before it may have rewritten.
+ * icrc_ok: the frame's ICRC is known good (verified or re-signed after a
+ * verification by an earlier stage); false: remap verifies it.
+ * emit[0..*n_emit) gets frames for the CLIENT side (a NAK asking the
+ * next client of a recovering lane to resend).
+ */
+enum remap_verdict remap_on_request(struct remap *r, uint8_t *frame, uint32_t *len,
+				    uint32_t cap, struct roce_pkt *p, bool icrc_ok,
+				    uint64_t now, struct remap_emit *emit,
+				    uint32_t emit_cap, uint32_t *n_emit);
+/*
+ * A server→client frame.  A lane response is mapped to its client's view
+ * (in place), and emit[0..*n_emit) gets frames for other clients to send
+ * before it; all of them are client-view frames later stages may handle.
+ */
+enum remap_verdict remap_on_response(struct remap *r, uint8_t *frame, uint32_t *len,
+				     uint32_t cap, struct roce_pkt *p, uint64_t now,
+				     struct remap_emit *emit, uint32_t emit_cap,
+				     uint32_t *n_emit);
+
+bool remap_is_server(const struct remap *r, uint32_t ip4);
+const struct remap_counters *remap_counters(const struct remap *r);
+
+/* Introspection (tests, telemetry): lane i of server ip. */
+struct remap_lane_info {
+	bool open;
+	uint32_t cl_ip, cl_qpn, srv_qpn;
+	uint32_t next_psn, una;
+	uint32_t bound;          /* client connections on it */
+	uint32_t rd_outstanding;
+	bool recovering;
+};
+int remap_lane_info(const struct remap *r, uint32_t server_ip4, unsigned int lane,
+		    struct remap_lane_info *out);
+
+#endif /* SWORD_REMAP_H */

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * remap_conns.c — keeping the shared connection table (lib/rc) for the
+ * servers no other function keeps it for (remap_server.keep_conns).
+ *
+ * Why it exists: remapping needs each connection's exact identity (the
+ * client QPN its answers go to) but, unlike atomic replacement, no view of
+ * what the requests do.  Where atomic replacement manages a server it
+ * keeps the table (its request stubs make the stronger evidence); for the
+ * other servers this file does the same upkeep with what remapping sees:
+ * connections are opened by requests whose ICRC verified, the RDMA CM
+ * identifies them exactly, and otherwise a response pairs a connection
+ * only under lib/rc's evidence rule (one unpaired connection between the
+ * hosts whose window holds the PSN).  Once bound to a lane the window is
+ * remapping's own; the table is still told the connection is alive.
+ */
+#include "remap_internal.h"
+
+static uint32_t
+span_of(struct remap *r, const uint8_t *f, const struct roce_pkt *p)
+{
+	return (p->oi->flags & ROCE_F_READ) ? roce_req_psns(f, p, r->prm.pmtu) : 1;
+}
+
+struct rc_conn *
+rmp_keep_request(struct remap *r, struct rc_conn *c, uint8_t *f,
+		 const struct roce_pkt *p, bool *icrc_ok, uint64_t now)
+{
+	uint32_t end;
+
+	if (!*icrc_ok) {
+		if (!roce_icrc_verify(f, p))
+			return c;      /* creates, pairs and ages nothing */
+		*icrc_ok = true;
+	}
+	if (c == NULL) {
+		c = rc_open(r->rc, p->src_ip4, p->dst_ip4, p->qpn, p->psn, now);
+		if (c == NULL) {
+			rc_note_untracked(r->rc, now);
+			return NULL;
+		}
+	}
+	rc_touch(c, now);
+	end = roce_psn_add(p->psn, span_of(r, f, p));
+	if (roce_psn_diff(end, c->next_psn) > 0)
+		c->next_psn = end;
+	return c;
+}
+
+static bool
+in_window(void *ctx, const struct rc_conn *c, uint32_t psn)
+{
+	(void)ctx;
+	return roce_psn_diff(psn, c->first_psn) >= 0 &&
+	       roce_psn_diff(psn, c->next_psn) < 0;
+}
+
+void
+rmp_keep_response(struct remap *r, const struct rmp_server *sv, uint8_t *f,
+		  const struct roce_pkt *p, uint64_t now)
+{
+	struct rc_conn *c = rc_find_resp(r->rc, p->src_ip4, p->dst_ip4, p->qpn);
+	uint32_t done;
+
+	(void)sv;
+	if (c == NULL) {
+		bool ambiguous;
+
+		if (!roce_icrc_verify(f, p))
+			return;
+		c = rc_pair_evidence(r->rc, p->src_ip4, p->dst_ip4, p->qpn, p->psn, now,
+				     in_window, r, &ambiguous);
+		if (c == NULL)
+			return;
+		r->c.conn_paired++;
+	}
+	/* answers come in PSN order: everything before this one is done, and
+	 * this one too unless it is a NAK or a READ response before its last */
+	done = p->psn;
+	if (roce_has(p->oi, ROCE_HDR_AETH)) {
+		enum roce_aeth_kind k = roce_syndrome_kind(roce_get_syndrome(f, p));
+
+		if (k == ROCE_AETH_ACK && (p->oi->flags & ROCE_F_LAST || p->opcode ==
+					   ROCE_RC_ACKNOWLEDGE || p->opcode ==
+					   ROCE_RC_ATOMIC_ACKNOWLEDGE))
+			done = roce_psn_add(p->psn, 1);
+	}
+	if (roce_psn_diff(done, c->una) > 0 && roce_psn_diff(done, c->next_psn) <= 0)
+		c->una = done;
+}
+
+static bool
+is_server_cb(void *ctx, uint32_t ip4)
+{
+	return remap_is_server(ctx, ip4);
+}
+
+bool
+rmp_keep_cm(struct remap *r, uint8_t *f, const struct roce_pkt *p, uint64_t now)
+{
+	int s;
+
+	if (p->ip_version != 4 || !(p->oi->flags & ROCE_F_UD) || !rc_cm_is_cm(f, p))
+		return false;
+	s = rmp_server_of(r, p->src_ip4);
+	if (s < 0)
+		s = rmp_server_of(r, p->dst_ip4);
+	if (s < 0 || !r->servers[s].keep_conns)
+		return false;
+	if (!roce_icrc_verify(f, p))
+		return true;
+	rc_cm_rx(r->rc, f, p, now, is_server_cb, r);
+	return true;
+}

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * remap_core.c — lanes and bindings: which client connection rides which
+ * server-side connection, and when that may start.
+ *
+ * Why a connection binds only at a request with nothing outstanding
+ * before it: until then answers to its earlier requests come from its own
+ * server QP; if later requests already rode a lane, the lane's answers
+ * could overtake them and the client would see its responses out of PSN
+ * order (I3).  When nothing is outstanding the MSN the client expects is
+ * also known: the last one its server sent (or 0 for a connection the
+ * RDMA CM just set up).  Retransmissions of PSNs before the binding still
+ * go to the client's own server QP, which answers them as duplicates.
+ *
+ * Why a lane starts at its owner's next PSN: the owner's server QP has
+ * answered everything before it, so that is exactly the PSN it expects.
+ *
+ * Why a lane dies with its owner: when the owner's incarnation ends (CM
+ * disconnect, a new life of its QPN, idle eviction) its server QP is, or
+ * may be, gone or reset; its PSN space cannot be trusted any more.  The
+ * clients bound to it lose what was outstanding there (their requests
+ * are dropped, they time out and reconnect): never a request executed
+ * twice.  Connections that bind later pick another lane.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remap_internal.h"
+
+int
+rmp_server_of(const struct remap *r, uint32_t ip4)
+{
+	for (uint32_t i = 0; i < r->n_servers; i++)
+		if (r->servers[i].ip == ip4)
+			return (int)i;
+	return -1;
+}
+
+bool
+remap_is_server(const struct remap *r, uint32_t ip4)
+{
+	return rmp_server_of(r, ip4) >= 0;
+}
+
+struct rmp_conn *
+rmp_conn_of(struct remap *r, const struct rc_conn *c)
+{
+	uint32_t i = rc_index(r->rc, c);
+	struct rmp_conn *rcn = &r->conns[i];
+
+	if (rcn->inc == c->incarnation)
+		return rcn;
+	memset(rcn, 0, offsetof(struct rmp_conn, rev));
+	rcn->inc = c->incarnation;
+	rcn->lane = RMP_NONE;
+	memset(rcn->rev, 0, (r->crev_mask + 1) * sizeof(*rcn->rev));
+	/* a connection the RDMA CM just set up has completed nothing */
+	if (c->by_cm && c->next_psn == c->first_psn) {
+		rcn->msn = 0;
+		rcn->msn_known = 1;
+	}
+	return rcn;
+}
+
+struct rc_conn *
+rmp_stub_client(struct remap *r, const struct rmp_stub *s, struct rmp_conn **rcn)
+{
+	struct rc_conn *c = rc_at(r->rc, s->conn);
+
+	if (c == NULL || c->incarnation != s->inc || r->conns[s->conn].inc != s->inc ||
+	    r->conns[s->conn].state != RC_BOUND)
+		return NULL;
+	*rcn = &r->conns[s->conn];
+	return c;
+}
+
+void
+rmp_lane_close(struct remap *r, struct rmp_lane *l)
+{
+	if (!l->open)
+		return;
+	l->open = 0;
+	l->recovering = 0;
+	/* its clients stay bound to a closed lane: their requests are
+	 * dropped until they reconnect (a new incarnation binds afresh) */
+	r->c.lanes_closed++;
+}
+
+/* Open lane l on connection c at its request p (nothing outstanding). */
+static void
+lane_open(struct remap *r, struct rmp_lane *l, struct rc_conn *c, const uint8_t *f,
+	  const struct roce_pkt *p)
+{
+	uint32_t rr = c->by_cm && c->cm_responder_resources
+		? c->cm_responder_resources : r->prm.responder_resources;
+	uint16_t server = l->server;
+
+	memset(l, 0, offsetof(struct rmp_lane, stubs));
+	memset(l->stubs, 0, (r->ring_mask + 1) * sizeof(*l->stubs));
+	l->server = server;
+	l->open = 1;
+	l->owner = rc_index(r->rc, c);
+	l->owner_inc = c->incarnation;
+	l->cl_ip = c->cl_ip;
+	l->cl_qpn = c->cl_qpn;
+	l->srv_qpn = c->srv_qpn;
+	memcpy(l->srv_mac, f, 6);
+	memcpy(l->cl_mac, f + 6, 6);
+	l->sport = roce_ld16(f + p->l4_off);
+	l->start = l->next = l->una = p->psn;
+	l->rd_max = rr ? rr : 1;
+	r->c.lanes_opened++;
+}
+
+/* The lane a new binding to server goes to: an unopened one becomes
+ * c's own; otherwise the open lane with the fewest clients. */
+static struct rmp_lane *
+lane_pick(struct remap *r, int server, bool *opens)
+{
+	const struct rmp_server *sv = &r->servers[server];
+	struct rmp_lane *best = NULL;
+
+	*opens = false;
+	for (uint32_t i = 0; i < sv->n_lanes; i++) {
+		struct rmp_lane *l = &r->lanes[sv->first_lane + i];
+
+		if (!l->open) {
+			*opens = true;
+			return l;
+		}
+		if (best == NULL || l->bound < best->bound)
+			best = l;
+	}
+	return best;
+}
+
+bool
+rmp_bind(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
+	 const uint8_t *f, const struct roce_pkt *p, uint64_t now)
+{
+	struct rmp_lane *l;
+	bool opens;
+
+	(void)now;
+	if (!c->paired || !rcn->msn_known || roce_psn_diff(p->psn, c->una) != 0)
+		return false;
+	l = lane_pick(r, server, &opens);
+	if (l == NULL)
+		return false;
+	if (opens)
+		lane_open(r, l, c, f, p);
+	rcn->state = RC_BOUND;
+	rcn->lane = (uint32_t)(l - r->lanes);
+	rcn->bind_psn = rcn->next = rcn->acked = p->psn;
+	memcpy(rcn->mac, f + 6, 6);
+	l->bound++;
+	r->c.bound++;
+	return true;
+}
+
+/* lib/rc ends a life: whatever lane it owned closes, its place on a lane
+ * is given back.  Its stubs stay until overwritten; answers to them are
+ * dropped (rmp_stub_client finds no live client). */
+static void
+conn_end(void *ctx, struct rc_conn *c, uint64_t now)
+{
+	struct remap *r = ctx;
+	uint32_t i = rc_index(r->rc, c);
+	struct rmp_conn *rcn = &r->conns[i];
+
+	(void)now;
+	for (uint32_t k = 0; k < r->n_lanes; k++)
+		if (r->lanes[k].open && r->lanes[k].owner == i &&
+		    r->lanes[k].owner_inc == c->incarnation)
+			rmp_lane_close(r, &r->lanes[k]);
+	if (rcn->inc != c->incarnation)
+		return;
+	if (rcn->state == RC_BOUND && rcn->lane != RMP_NONE && r->lanes[rcn->lane].bound)
+		r->lanes[rcn->lane].bound--;
+	rcn->inc = 0;
+	rcn->state = RC_DIRECT;
+}
+
+static void
+defaults(struct remap_params *p)
+{
+	if (p->ring == 0)
+		p->ring = 4096;
+	if (p->client_ring == 0)
+		p->client_ring = 256;
+	if (p->pmtu == 0)
+		p->pmtu = 4096;
+	if (p->responder_resources == 0)
+		p->responder_resources = 16;
+}
+
+static bool
+pow2(uint32_t v)
+{
+	return v >= 2 && (v & (v - 1)) == 0;
+}
+
+struct remap *
+remap_create(const struct remap_params *prm)
+{
+	struct remap *r;
+	uint32_t conns, k = 0;
+
+	if (prm == NULL || prm->rc == NULL || prm->n_servers == 0 || prm->servers == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		goto nomem;
+	r->prm = *prm;
+	defaults(&r->prm);
+	if (!pow2(r->prm.ring) || r->prm.ring > (1u << 22) || !pow2(r->prm.client_ring) ||
+	    r->prm.client_ring > (1u << 16) || r->prm.pmtu < 256) {
+		free(r);
+		errno = EINVAL;
+		return NULL;
+	}
+	r->rc = prm->rc;
+	r->ring_mask = r->prm.ring - 1;
+	r->crev_mask = r->prm.client_ring - 1;
+	r->n_servers = prm->n_servers;
+	r->servers = calloc(prm->n_servers, sizeof(*r->servers));
+	if (r->servers == NULL)
+		goto nomem;
+	for (uint32_t i = 0; i < prm->n_servers; i++) {
+		uint16_t n = prm->servers[i].lanes;
+
+		if (n == 0 || n > REMAP_MAX_LANES) {
+			remap_destroy(r);
+			errno = EINVAL;
+			return NULL;
+		}
+		r->servers[i].ip = prm->servers[i].ip;
+		r->servers[i].n_lanes = n;
+		r->servers[i].first_lane = (uint16_t)r->n_lanes;
+		r->servers[i].keep_conns = prm->servers[i].keep_conns;
+		r->n_lanes += n;
+	}
+	conns = rc_capacity(r->rc);
+	r->lanes = calloc(r->n_lanes, sizeof(*r->lanes));
+	r->stub_mem = calloc((size_t)r->n_lanes * r->prm.ring, sizeof(*r->stub_mem));
+	r->conns = calloc(conns, sizeof(*r->conns));
+	r->rev_mem = calloc((size_t)conns * r->prm.client_ring, sizeof(*r->rev_mem));
+	if (!r->lanes || !r->stub_mem || !r->conns || !r->rev_mem)
+		goto nomem;
+	for (uint32_t s = 0; s < r->n_servers; s++)
+		for (uint32_t i = 0; i < r->servers[s].n_lanes; i++, k++) {
+			r->lanes[k].server = (uint16_t)s;
+			r->lanes[k].stubs = &r->stub_mem[(size_t)k * r->prm.ring];
+		}
+	for (uint32_t i = 0; i < conns; i++) {
+		r->conns[i].rev = &r->rev_mem[(size_t)i * r->prm.client_ring];
+		r->conns[i].lane = RMP_NONE;
+	}
+	if (rc_listen(r->rc, conn_end, r) != 0) {
+		remap_destroy(r);
+		errno = ENOSPC;
+		return NULL;
+	}
+	return r;
+nomem:
+	remap_destroy(r);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+remap_destroy(struct remap *r)
+{
+	if (r == NULL)
+		return;
+	free(r->servers);
+	free(r->lanes);
+	free(r->stub_mem);
+	free(r->conns);
+	free(r->rev_mem);
+	free(r);
+}
+
+const struct remap_counters *
+remap_counters(const struct remap *r)
+{
+	return &r->c;
+}
+
+int
+remap_lane_info(const struct remap *r, uint32_t server_ip4, unsigned int lane,
+		struct remap_lane_info *out)
+{
+	int s = rmp_server_of(r, server_ip4);
+	const struct rmp_lane *l;
+
+	if (s < 0 || lane >= r->servers[s].n_lanes)
+		return -1;
+	l = &r->lanes[r->servers[s].first_lane + lane];
+	memset(out, 0, sizeof(*out));
+	out->open = l->open;
+	out->cl_ip = l->cl_ip;
+	out->cl_qpn = l->cl_qpn;
+	out->srv_qpn = l->srv_qpn;
+	out->next_psn = l->next;
+	out->una = l->una;
+	out->bound = l->bound;
+	out->rd_outstanding = l->rd_out;
+	out->recovering = l->recovering;
+	return 0;
+}

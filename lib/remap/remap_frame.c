@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * remap_frame.c — the header rewrites of stitching: a request takes the
+ * lane's addressing (what the server QP checks about its peer: Linux rxe
+ * compares the source address of an RC packet with the QP's; ConnectX
+ * the GID), a response its client's.  IPv4 only: servers are managed by
+ * IPv4 address.
+ */
+#include <string.h>
+
+#include "remap_internal.h"
+
+void
+rmp_set_src(uint8_t *f, const struct roce_pkt *p, const uint8_t *src_mac,
+	    const uint8_t *dst_mac, uint32_t src_ip, uint16_t sport)
+{
+	memcpy(f, dst_mac, 6);
+	memcpy(f + 6, src_mac, 6);
+	memcpy(f + p->l3_off + 12, &src_ip, 4);
+	roce_st16(f + p->l4_off, sport);
+}
+
+void
+rmp_set_dst(uint8_t *f, struct roce_pkt *p, const uint8_t *dst_mac, uint32_t dst_ip)
+{
+	memcpy(f, dst_mac, 6);
+	memcpy(f + p->l3_off + 16, &dst_ip, 4);
+	p->dst_ip4 = dst_ip;
+}
+
+void
+rmp_resign(uint8_t *f, const struct roce_pkt *p)
+{
+	roce_resign(f, p);
+}
+
+int
+rmp_build_aeth(struct remap *r, const struct rmp_lane *l, const struct rc_conn *c,
+	       const struct rmp_conn *rcn, uint32_t psn, uint8_t syndrome,
+	       uint32_t msn, struct remap_emit *out)
+{
+	struct roce_pkt tp, op;
+	uint8_t tmpl[REMAP_EMIT_BUF];
+	int n;
+
+	(void)r;
+	if (l->tmpl_len == 0)
+		return -1;
+	/* parse a copy: roce_parse wants the whole datagram, the template
+	 * keeps only the headers, so give it its own lengths back */
+	memcpy(tmpl, l->tmpl, l->tmpl_len);
+	if (roce_parse(tmpl, l->tmpl_len, &tp) != ROCE_OK)
+		return -1;
+	n = roce_build_ack(out->buf, sizeof(out->buf), tmpl, &tp, psn, syndrome, msn,
+			   false, 0, &op);
+	if (n < 0)
+		return -1;
+	rmp_set_dst(out->buf, &op, rcn->mac, c->cl_ip);
+	roce_set_qpn(out->buf, &op, c->cl_qpn);
+	op.qpn = c->cl_qpn;
+	rmp_resign(out->buf, &op);
+	out->len = (uint32_t)n;
+	return 0;
+}

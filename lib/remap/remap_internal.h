@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * remap_internal.h — the state behind remap.h: lanes with their stub
+ * rings, and each client connection's place on a lane (by lib/rc slot,
+ * tagged with the incarnation it belongs to).
+ */
+#ifndef SWORD_REMAP_INTERNAL_H
+#define SWORD_REMAP_INTERNAL_H
+
+#include "remap.h"
+
+#define RMP_NONE UINT32_MAX
+
+/* What a lane PSN carries, for mapping its answer back. */
+enum rmp_kind {
+	RK_EMPTY = 0,
+	RK_ACKABLE,   /* WRITE/SEND packet: an ACK at or after it covers it */
+	RK_READ,      /* one PSN of a READ's response span */
+	RK_ATOMIC,    /* a real atomic: answered by an ATOMIC ACK */
+};
+
+#define RS_ENDS_MSG 0x01  /* last PSN of a message: the client's MSN moves */
+#define RS_ANSWERED 0x02  /* READ/atomic: its response passed */
+#define RS_REACK    0x04  /* answered, then retransmitted: ACK it again */
+#define RS_FIRST    0x08  /* first PSN of a request (READ span, atomic) */
+#define RS_RELEASED 0x10  /* its responder resource is given back */
+
+struct rmp_stub {
+	uint32_t lpsn;        /* lane PSN (tag of the slot) */
+	uint32_t conn;        /* rc slot of the client connection */
+	uint32_t inc;         /* its incarnation; 0 = slot empty */
+	uint32_t cpsn;        /* the client's PSN for this lane PSN */
+	uint32_t cmsn;        /* client MSN once this PSN completes */
+	uint8_t kind;         /* enum rmp_kind */
+	uint8_t flags;
+};
+
+struct rmp_lane {
+	uint8_t open;
+	uint8_t recovering;   /* the server NAKed: requests beyond resend wait */
+	uint16_t server;
+	uint32_t owner, owner_inc;     /* borrowed connection (rc slot, life) */
+	/* what the server QP checks about its peer, from the owner's frames */
+	uint32_t cl_ip, cl_qpn, srv_qpn;
+	uint8_t cl_mac[6], srv_mac[6];
+	uint16_t sport;
+	uint32_t start;       /* first lane PSN */
+	uint32_t next;        /* next lane PSN to give out */
+	uint32_t una;         /* lowest lane PSN not yet answered */
+	uint32_t resend;      /* recovering: the PSN the server waits for */
+	uint32_t rd_out, rd_max;
+	uint32_t bound;       /* client connections on this lane */
+	uint32_t reack;       /* stubs flagged RS_REACK */
+	uint32_t prompted;    /* recovering: lane PSN whose client was asked */
+	uint8_t prompted_set;
+	/* a server→client frame of this lane (headers only), to build NAKs
+	 * asking a client to resend */
+	uint8_t tmpl[REMAP_EMIT_BUF];
+	uint32_t tmpl_len;
+	struct rmp_stub *stubs;
+};
+
+enum rmp_conn_state { RC_DIRECT = 0, RC_BOUND, RC_LOST };
+
+struct rmp_rev {
+	uint32_t cpsn, lpsn;
+	uint32_t valid;
+};
+
+struct rmp_conn {
+	uint32_t inc;         /* rc incarnation; 0 = nothing known */
+	uint8_t state;        /* enum rmp_conn_state */
+	uint8_t msn_known;
+	uint8_t mac[6];       /* the client's MAC (its requests' source) */
+	uint32_t lane;        /* global lane index when bound */
+	uint32_t msn;         /* MSN the client sees once all it sent completes */
+	uint32_t bind_psn;    /* first client PSN on the lane */
+	uint32_t next;        /* next client PSN expected on the lane */
+	uint32_t acked;       /* client PSNs before this are answered to it */
+	struct rmp_rev *rev;  /* client PSN → lane PSN, client_ring entries */
+};
+
+struct rmp_server {
+	uint32_t ip;
+	uint16_t n_lanes;
+	uint16_t first_lane;  /* index into r->lanes */
+	bool keep_conns;
+};
+
+struct remap {
+	struct remap_params prm;
+	struct rc_table *rc;
+	struct rmp_server *servers;
+	uint32_t n_servers;
+	struct rmp_lane *lanes;
+	uint32_t n_lanes;
+	uint32_t ring_mask, crev_mask;
+	struct rmp_conn *conns;        /* by rc slot */
+	struct rmp_stub *stub_mem;
+	struct rmp_rev *rev_mem;
+	struct remap_counters c;
+};
+
+/* remap_core.c */
+int rmp_server_of(const struct remap *r, uint32_t ip4);
+struct rmp_conn *rmp_conn_of(struct remap *r, const struct rc_conn *c);
+bool rmp_bind(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
+	      const uint8_t *f, const struct roce_pkt *p, uint64_t now);
+void rmp_lane_close(struct remap *r, struct rmp_lane *l);
+static inline struct rmp_stub *
+rmp_stub_at(struct remap *r, struct rmp_lane *l, uint32_t lpsn)
+{
+	return &l->stubs[lpsn & r->ring_mask];
+}
+/* The stub of lane PSN lpsn if the slot still holds it. */
+static inline struct rmp_stub *
+rmp_stub_get(struct remap *r, struct rmp_lane *l, uint32_t lpsn)
+{
+	struct rmp_stub *s = rmp_stub_at(r, l, lpsn);
+
+	return (s->inc != 0 && s->lpsn == lpsn) ? s : NULL;
+}
+/* The client connection a stub belongs to, if it still lives. */
+struct rc_conn *rmp_stub_client(struct remap *r, const struct rmp_stub *s,
+				struct rmp_conn **rcn);
+
+/* remap_resp.c: ask the client whose turn it is on a recovering lane */
+void rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
+		uint32_t emit_cap, uint32_t *n_emit);
+void rmp_release(struct rmp_lane *l, struct rmp_stub *st);
+
+/* remap_conns.c: keeping connections when no other function does */
+struct rc_conn *rmp_keep_request(struct remap *r, struct rc_conn *c, uint8_t *f,
+				 const struct roce_pkt *p, bool *icrc_ok, uint64_t now);
+void rmp_keep_response(struct remap *r, const struct rmp_server *sv, uint8_t *f,
+		       const struct roce_pkt *p, uint64_t now);
+bool rmp_keep_cm(struct remap *r, uint8_t *f, const struct roce_pkt *p, uint64_t now);
+
+/* remap_frame.c: header rewrites */
+void rmp_set_src(uint8_t *f, const struct roce_pkt *p, const uint8_t *src_mac,
+		 const uint8_t *dst_mac, uint32_t src_ip, uint16_t sport);
+void rmp_set_dst(uint8_t *f, struct roce_pkt *p, const uint8_t *dst_mac, uint32_t dst_ip);
+void rmp_resign(uint8_t *f, const struct roce_pkt *p);
+/* A PSN-sequence NAK (or ACK) for a client, from a lane's template. */
+int rmp_build_aeth(struct remap *r, const struct rmp_lane *l, const struct rc_conn *c,
+		   const struct rmp_conn *rcn, uint32_t psn, uint8_t syndrome,
+		   uint32_t msn, struct remap_emit *out);
+
+#endif /* SWORD_REMAP_INTERNAL_H */

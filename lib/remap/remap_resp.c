@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * remap_resp.c — the response path of remapping: a lane's answers mapped
+ * back to the clients that asked, like a NAT.
+ *
+ *   find       the lane the response is addressed to (its owner's client
+ *              IP and QPN); not a lane → the connection's own answer:
+ *              passed (its MSN noted, for a later binding).
+ *   check      ICRC: a lane response is re-addressed and re-signed, so a
+ *              bad one is dropped (the client would drop it anyway).
+ *   expand     everything the response acknowledges before its own PSN:
+ *              each client with WRITE/SEND PSNs in that range gets one ACK
+ *              at its highest one, unless a READ or atomic of its own
+ *              before it is still unanswered (an answer lost between the
+ *              server and swordd: the client must retransmit it, so it is
+ *              not acknowledged past it, I3).
+ *   own        the response's own PSN: mapped in place to its client's
+ *              QPN, PSN and MSN; ACKs, ATOMIC ACKs, each READ response
+ *              packet and NAKs alike.
+ *
+ * NAKs.  A sequence NAK or RNR NAK at lane PSN L acknowledges everything
+ * before L; L's client gets the NAK; the lane recovers (remap_req.c): its
+ * server discards everything after L until L comes again.  A remote
+ * access, invalid request or operational NAK breaks the server's QP: the
+ * lane is closed; its clients lose what they had outstanding there and
+ * reconnect.
+ *
+ * Duplicates.  A server answers a retransmitted WRITE with an ACK of its
+ * latest PSN, which may belong to another client; the stub of the
+ * retransmitted PSN is flagged (RS_REACK) so that its own client gets its
+ * ACK again.  ATOMIC ACKs and READ responses to duplicates are mapped
+ * like originals.
+ */
+#include <string.h>
+
+#include "remap_internal.h"
+
+#define ACC_MAX 64
+
+/* What one lane response acknowledges, per client. */
+struct acc {
+	uint32_t conn;
+	uint32_t cpsn, cmsn;
+	uint8_t has, blocked;
+};
+
+struct resp_ctx {
+	struct remap *r;
+	struct rmp_lane *l;
+	uint8_t *f;
+	struct roce_pkt *p;
+	uint8_t syndrome;
+	struct remap_emit *emit;
+	uint32_t emit_cap, *n_emit;
+	struct acc acc[ACC_MAX];
+	uint32_t n_acc;
+};
+
+void
+rmp_release(struct rmp_lane *l, struct rmp_stub *st)
+{
+	if (st->kind == RK_ACKABLE || !(st->flags & RS_ENDS_MSG) ||
+	    (st->flags & RS_RELEASED))
+		return;
+	st->flags |= RS_RELEASED;
+	if (l->rd_out)
+		l->rd_out--;
+}
+
+static struct acc *
+acc_of(struct resp_ctx *x, uint32_t conn)
+{
+	for (uint32_t i = 0; i < x->n_acc; i++)
+		if (x->acc[i].conn == conn)
+			return &x->acc[i];
+	if (x->n_acc == ACC_MAX) {
+		x->r->c.emit_full++;
+		return NULL;
+	}
+	x->acc[x->n_acc] = (struct acc){ .conn = conn };
+	return &x->acc[x->n_acc++];
+}
+
+/* Lane PSNs [una, upto) are done: note what each client may be told. */
+static void
+expand(struct resp_ctx *x, uint32_t upto)
+{
+	struct remap *r = x->r;
+	struct rmp_lane *l = x->l;
+
+	for (uint32_t q = l->una; roce_psn_diff(q, upto) < 0; q = roce_psn_add(q, 1)) {
+		struct rmp_stub *st = rmp_stub_get(r, l, q);
+		struct rmp_conn *rcn;
+		struct acc *a;
+
+		if (st == NULL)
+			continue;
+		rmp_release(l, st);   /* a READ/atomic before: the server is done */
+		if (rmp_stub_client(r, st, &rcn) == NULL || (a = acc_of(x, st->conn)) == NULL)
+			continue;
+		if (st->kind != RK_ACKABLE) {
+			if (!(st->flags & RS_ANSWERED))
+				a->blocked = 1;
+			continue;
+		}
+		if (!a->blocked) {
+			a->has = 1;
+			a->cpsn = st->cpsn;
+			a->cmsn = st->cmsn;
+		}
+	}
+	if (roce_psn_diff(upto, l->una) > 0)
+		l->una = upto;
+}
+
+static void
+emit_aeth(struct resp_ctx *x, struct rc_conn *c, struct rmp_conn *rcn, uint32_t cpsn,
+	  uint8_t syndrome, uint32_t msn)
+{
+	if (*x->n_emit >= x->emit_cap) {
+		x->r->c.emit_full++;
+		return;
+	}
+	if (rmp_build_aeth(x->r, x->l, c, rcn, cpsn, syndrome, msn,
+			   &x->emit[*x->n_emit]) == 0)
+		(*x->n_emit)++;
+}
+
+static void
+note_acked(struct rmp_conn *rcn, uint32_t cpsn)
+{
+	if (roce_psn_diff(roce_psn_add(cpsn, 1), rcn->acked) > 0)
+		rcn->acked = roce_psn_add(cpsn, 1);
+}
+
+/* Send each client its ACK, except skip_conn (answered in place). */
+static void
+emit_acks(struct resp_ctx *x, uint32_t skip_conn)
+{
+	const uint8_t syn = roce_syndrome_make(ROCE_AETH_ACK, ROCE_AETH_CREDIT_INVALID);
+
+	for (uint32_t i = 0; i < x->n_acc; i++) {
+		struct acc *a = &x->acc[i];
+		struct rmp_conn *rcn = &x->r->conns[a->conn];
+		struct rc_conn *c = rc_at(x->r->rc, a->conn);
+
+		if (!a->has || a->conn == skip_conn || c == NULL)
+			continue;
+		emit_aeth(x, c, rcn, a->cpsn, syn, a->cmsn);
+		note_acked(rcn, a->cpsn);
+		x->r->c.acks_expanded++;
+	}
+}
+
+/* Answered duplicates whose client retransmitted them: ACK them again. */
+static void
+reack(struct resp_ctx *x, uint32_t upto_incl)
+{
+	struct remap *r = x->r;
+	struct rmp_lane *l = x->l;
+	const uint8_t syn = roce_syndrome_make(ROCE_AETH_ACK, ROCE_AETH_CREDIT_INVALID);
+	uint32_t q = upto_incl;
+
+	for (uint32_t k = 0; l->reack && k <= r->ring_mask; k++, q = roce_psn_add(q, ROCE_PSN_MASK)) {
+		struct rmp_stub *st = rmp_stub_get(r, l, q);
+		struct rmp_conn *rcn;
+		struct rc_conn *c;
+
+		if (st == NULL || !(st->flags & RS_REACK))
+			continue;
+		st->flags &= (uint8_t)~RS_REACK;
+		l->reack--;
+		if ((c = rmp_stub_client(r, st, &rcn)) == NULL)
+			continue;
+		emit_aeth(x, c, rcn, st->cpsn, syn, st->cmsn);
+		r->c.reacked++;
+	}
+}
+
+/* The response becomes its client's: addresses, QPN, PSN, MSN. */
+static enum remap_verdict
+map_own(struct resp_ctx *x, struct rc_conn *c, struct rmp_conn *rcn, uint32_t cpsn,
+	uint32_t msn)
+{
+	uint8_t *f = x->f;
+	struct roce_pkt *p = x->p;
+
+	rmp_set_dst(f, p, rcn->mac, c->cl_ip);
+	roce_set_qpn(f, p, c->cl_qpn);
+	p->qpn = c->cl_qpn;
+	roce_set_psn(f, p, cpsn);
+	p->psn = cpsn;
+	if (roce_has(p->oi, ROCE_HDR_AETH))
+		roce_set_aeth(f, p, roce_get_syndrome(f, p), msn);
+	rmp_resign(f, p);
+	x->r->c.resp_mapped++;
+	return REMAP_MODIFIED;
+}
+
+static enum remap_verdict
+resp_ack(struct resp_ctx *x, uint32_t L)
+{
+	struct remap *r = x->r;
+	struct rmp_lane *l = x->l;
+	struct rmp_stub *st;
+	struct rmp_conn *rcn;
+	struct rc_conn *c;
+	struct acc *a = NULL;
+
+	if (roce_psn_diff(L, l->una) < 0) {   /* a duplicate's answer */
+		reack(x, L);
+		return REMAP_DROP;
+	}
+	expand(x, roce_psn_add(L, 1));
+	st = rmp_stub_get(r, l, L);
+	c = st ? rmp_stub_client(r, st, &rcn) : NULL;
+	if (c != NULL)
+		for (uint32_t i = 0; i < x->n_acc; i++)
+			if (x->acc[i].conn == st->conn && x->acc[i].has &&
+			    x->acc[i].cpsn == st->cpsn)
+				a = &x->acc[i];
+	emit_acks(x, a ? a->conn : RMP_NONE);
+	if (l->reack)
+		reack(x, L);
+	if (a == NULL)
+		return REMAP_DROP;
+	note_acked(rcn, a->cpsn);
+	return map_own(x, c, rcn, a->cpsn, a->cmsn);
+}
+
+static enum remap_verdict
+resp_atomic_ack(struct resp_ctx *x, uint32_t L, struct rmp_stub *st)
+{
+	struct rmp_conn *rcn;
+	struct rc_conn *c;
+
+	if (st->kind != RK_ATOMIC) {
+		x->r->c.resp_unknown_psn++;
+		return REMAP_DROP;
+	}
+	if (roce_psn_diff(L, x->l->una) >= 0) {
+		expand(x, L);
+		emit_acks(x, RMP_NONE);
+		st->flags |= RS_ANSWERED;
+		rmp_release(x->l, st);
+		x->l->una = roce_psn_add(L, 1);
+	}
+	if ((c = rmp_stub_client(x->r, st, &rcn)) == NULL) {
+		x->r->c.resp_orphan++;
+		return REMAP_DROP;
+	}
+	note_acked(rcn, st->cpsn);
+	return map_own(x, c, rcn, st->cpsn, st->cmsn);
+}
+
+static enum remap_verdict
+resp_read(struct resp_ctx *x, uint32_t L, struct rmp_stub *st)
+{
+	const uint32_t fl = x->p->oi->flags;
+	struct rmp_conn *rcn;
+	struct rc_conn *c;
+
+	if (st->kind != RK_READ) {
+		x->r->c.resp_unknown_psn++;
+		return REMAP_DROP;
+	}
+	if (roce_psn_diff(L, x->l->una) >= 0) {
+		if (fl & ROCE_F_FIRST) {   /* FIRST or ONLY: what came before is done */
+			expand(x, L);
+			emit_acks(x, RMP_NONE);
+		}
+		st->flags |= RS_ANSWERED;
+		if (fl & ROCE_F_LAST)
+			rmp_release(x->l, st);
+		x->l->una = roce_psn_add(L, 1);
+	}
+	if ((c = rmp_stub_client(x->r, st, &rcn)) == NULL) {
+		x->r->c.resp_orphan++;
+		return REMAP_DROP;
+	}
+	if (fl & ROCE_F_LAST)
+		note_acked(rcn, st->cpsn);
+	return map_own(x, c, rcn, st->cpsn, st->cmsn);
+}
+
+static enum remap_verdict
+resp_nak(struct resp_ctx *x, uint32_t L, enum roce_aeth_kind kind, uint8_t code)
+{
+	struct remap *r = x->r;
+	struct rmp_lane *l = x->l;
+	struct rmp_stub *st;
+	struct rmp_conn *rcn;
+	struct rc_conn *c;
+	const bool recover = kind == ROCE_AETH_RNR_NAK || code == ROCE_NAK_PSN_SEQ_ERR;
+
+	if (roce_psn_diff(L, l->una) < 0) {
+		r->c.resp_unknown_psn++;
+		return REMAP_DROP;
+	}
+	expand(x, L);
+	emit_acks(x, RMP_NONE);
+	st = rmp_stub_get(r, l, L);
+	c = st ? rmp_stub_client(r, st, &rcn) : NULL;
+	if (recover) {
+		if (kind == ROCE_AETH_RNR_NAK)
+			r->c.naks_rnr++;
+		else
+			r->c.naks_seq++;
+		l->recovering = 1;
+		l->resend = L;
+		/* the client that owns L is told by this very NAK */
+		l->prompted = L;
+		l->prompted_set = c != NULL;
+		if (c == NULL)
+			rmp_prompt(r, l, x->emit, x->emit_cap, x->n_emit);
+	} else {
+		r->c.naks_fatal++;
+		rmp_lane_close(r, l);
+	}
+	if (c == NULL) {
+		r->c.resp_orphan++;
+		return REMAP_DROP;
+	}
+	return map_own(x, c, rcn, st->cpsn, (st->flags & RS_ENDS_MSG)
+		       ? roce_psn_add(st->cmsn, ROCE_PSN_MASK) : st->cmsn);
+}
+
+void
+rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
+	   uint32_t emit_cap, uint32_t *n_emit)
+{
+	struct rmp_stub *st;
+	struct rmp_conn *rcn;
+	struct rc_conn *c;
+	struct resp_ctx x = { .r = r, .l = l, .emit = emit, .emit_cap = emit_cap,
+			      .n_emit = n_emit };
+
+	if (!l->recovering || (l->prompted_set && l->prompted == l->resend))
+		return;
+	st = rmp_stub_get(r, l, l->resend);
+	if (st == NULL || (c = rmp_stub_client(r, st, &rcn)) == NULL) {
+		/* nobody can fill the PSN the server waits for */
+		rmp_lane_close(r, l);
+		return;
+	}
+	if (rcn->acked != st->cpsn)
+		return;   /* answers to it are still due: asked on a later one */
+	emit_aeth(&x, c, rcn, st->cpsn,
+		  roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_PSN_SEQ_ERR),
+		  (st->flags & RS_ENDS_MSG) ? roce_psn_add(st->cmsn, ROCE_PSN_MASK)
+					    : st->cmsn);
+	l->prompted = l->resend;
+	l->prompted_set = 1;
+	r->c.resends_asked++;
+}
+
+static struct rmp_lane *
+lane_of(struct remap *r, const struct rmp_server *sv, const struct roce_pkt *p)
+{
+	for (uint32_t i = 0; i < sv->n_lanes; i++) {
+		struct rmp_lane *l = &r->lanes[sv->first_lane + i];
+
+		const struct rc_conn *now_c;
+
+		if (l->cl_ip != p->dst_ip4 || l->cl_qpn != p->qpn || l->srv_qpn == 0)
+			continue;
+		/* a closed lane's late answers are dropped, unless the QPN lives
+		 * again as another connection (a reconnect): then they are its */
+		if (!l->open && (now_c = rc_find_resp(r->rc, p->src_ip4, p->dst_ip4,
+						      p->qpn)) != NULL &&
+		    now_c->incarnation != l->owner_inc)
+			continue;
+		return l;
+	}
+	return NULL;
+}
+
+/* Not a lane: the connection's own answer.  Its MSN is what the client
+ * expects next if it binds now. */
+static void
+resp_direct(struct remap *r, const struct rmp_server *sv, uint8_t *f,
+	    const struct roce_pkt *p, uint64_t now)
+{
+	struct rc_conn *c;
+	struct rmp_conn *rcn;
+
+	if (sv->keep_conns)
+		rmp_keep_response(r, sv, f, p, now);
+	c = rc_find_resp(r->rc, p->src_ip4, p->dst_ip4, p->qpn);
+	if (c == NULL || !roce_has(p->oi, ROCE_HDR_AETH))
+		return;
+	rcn = rmp_conn_of(r, c);
+	if (rcn->state == RC_DIRECT) {
+		rcn->msn = roce_get_msn(f, p);
+		rcn->msn_known = 1;
+	}
+}
+
+static enum remap_verdict
+resp_lane(struct resp_ctx *x)
+{
+	struct roce_pkt *p = x->p;
+	const uint32_t L = p->psn;
+	struct rmp_lane *l = x->l;
+	struct rmp_stub *st;
+	struct roce_pkt tp;
+	enum remap_verdict v;
+
+	if (l->tmpl_len == 0) {
+		int n = roce_build_ack(l->tmpl, sizeof(l->tmpl), x->f, p, L,
+				       roce_syndrome_make(ROCE_AETH_ACK, 0), 0, false, 0, &tp);
+
+		l->tmpl_len = n > 0 ? (uint32_t)n : 0;
+	}
+	if (roce_psn_diff(L, l->next) >= 0) {
+		x->r->c.resp_unknown_psn++;
+		return REMAP_DROP;
+	}
+	if (roce_has(p->oi, ROCE_HDR_AETH)) {
+		uint8_t syn = roce_get_syndrome(x->f, p);
+		enum roce_aeth_kind k = roce_syndrome_kind(syn);
+
+		if (k == ROCE_AETH_NAK || k == ROCE_AETH_RNR_NAK)
+			return resp_nak(x, L, k, roce_syndrome_value(syn));
+	}
+	if (p->opcode == ROCE_RC_ACKNOWLEDGE)
+		v = resp_ack(x, L);
+	else if ((st = rmp_stub_get(x->r, l, L)) == NULL) {
+		x->r->c.resp_unknown_psn++;
+		v = REMAP_DROP;
+	} else if (p->opcode == ROCE_RC_ATOMIC_ACKNOWLEDGE) {
+		v = resp_atomic_ack(x, L, st);
+	} else {
+		v = resp_read(x, L, st);
+	}
+	if (l->recovering)
+		rmp_prompt(x->r, l, x->emit, x->emit_cap, x->n_emit);
+	return v;
+}
+
+enum remap_verdict
+remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
+		  struct roce_pkt *p, uint64_t now, struct remap_emit *emit,
+		  uint32_t emit_cap, uint32_t *n_emit)
+{
+	struct resp_ctx x = { .r = r, .f = f, .p = p, .emit = emit,
+			      .emit_cap = emit_cap, .n_emit = n_emit };
+	const struct rmp_server *sv;
+	struct rmp_lane *l;
+	int server;
+
+	(void)len;
+	(void)cap;
+	*n_emit = 0;
+	if (p->ip_version != 4)
+		return REMAP_PASS;
+	if (!(p->oi->flags & ROCE_F_RC)) {
+		rmp_keep_cm(r, f, p, now);
+		return REMAP_PASS;
+	}
+	server = rmp_server_of(r, p->src_ip4);
+	if (server < 0 || !(p->oi->flags & ROCE_F_RESPONSE))
+		return REMAP_PASS;
+	sv = &r->servers[server];
+	r->c.resp_seen++;
+	l = lane_of(r, sv, p);
+	/* before the lane started: its owner's own answers */
+	if (l == NULL || (roce_psn_diff(p->psn, l->start) < 0 &&
+			  rmp_stub_get(r, l, p->psn) == NULL)) {
+		resp_direct(r, sv, f, p, now);
+		return REMAP_PASS;
+	}
+	if (!l->open) {
+		r->c.resp_orphan++;
+		return REMAP_DROP;
+	}
+	if (!roce_icrc_verify(f, p)) {
+		r->c.resp_bad_icrc++;
+		return REMAP_DROP;
+	}
+	x.l = l;
+	return resp_lane(&x);
+}

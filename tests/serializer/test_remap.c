@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_remap.c — connection remapping (lib/remap) in the closed loop of
+ * sim.c: N client QPs onto 1 or 2 lanes of one memory server, alone and
+ * under atomic replacement, with a responder that coalesces ACKs, RNR
+ * NAKs, a small responder-resource limit, and loss/dup/reorder seeds.
+ *
+ * What judges: the client models (I3: each response of the type asked,
+ * in PSN order, with the exact MSN the client expects; I6), the memory
+ * (I4 per lock protocol, each lock counter), the responder (it drops an
+ * RC request from any address but its QP's peer, as rxe does), I2 on each
+ * lane from what swordd sent (contiguous lane PSNs; a PSN again only for
+ * the same client PSN), and scapy on every frame swordd emitted (I1).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rc.h"
+#include "remap.h"
+#include "roce.h"
+#include "serializer.h"
+#include "sim.h"
+
+static char errbuf[8192];
+
+static uint64_t
+lock_va(int i)
+{
+	return SIM_LOCKS + 8 * (uint64_t)i;
+}
+
+static const struct remap_counters *
+R(struct sim *s)
+{
+	return remap_counters(s->remap);
+}
+
+static void
+dump(const char *what, struct sim *s)
+{
+	const struct remap_counters *c = R(s);
+
+	fprintf(stderr, "%s: remap", what);
+#define P(n) if (c->n) fprintf(stderr, " %s=%llu", #n, (unsigned long long)c->n);
+	REMAP_COUNTERS(P)
+#undef P
+	fprintf(stderr, " | srv executed=%llu atomics=%llu wrong_peer=%llu seq_naks=%llu "
+		"lane_frames=%llu timeouts=%llu\n",
+		(unsigned long long)s->srv.executed, (unsigned long long)s->srv.atomics,
+		(unsigned long long)s->srv.wrong_peer, (unsigned long long)s->srv.seq_naks,
+		(unsigned long long)s->lane_frames, (unsigned long long)s->timeouts);
+}
+
+static void
+init(struct sim *s, int ncl, bool ser, bool coalesce, uint16_t lanes, const char *name)
+{
+	struct sim_opts o = { .lanes = lanes };
+
+	ck_assert_int_eq(sim_init_ex(s, ncl, ser, coalesce, name, &o), 0);
+}
+
+/* Server QPs that executed anything after every client bound: the lanes. */
+static uint32_t
+busy_server_qps(struct sim *s, const uint32_t *epsn_before)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < s->srv.n_qps; i++)
+		n += s->srv.qps[i].epsn != epsn_before[i];
+	return n;
+}
+
+static void
+finish(struct sim *s)
+{
+	uint32_t n = sim_client_errors(s, errbuf, sizeof(errbuf));
+
+	ck_assert_msg(n == 0, "%u errors:\n%s", n, errbuf);
+	ck_assert_uint_eq(s->srv.wrong_peer, 0);
+	sim_check_shadow(s);
+	ASSERT_CLEAN(s);
+	ASSERT_VALID(s);
+	sim_free(s);
+}
+
+/*
+ * Sherman's lock protocol (CAS acquire, data WRITE, WRITE(0) release) from
+ * 4 clients onto one lane; _i: 0 remapping alone, 1 with atomic
+ * replacement; ACKs coalesced by the responder in both.
+ */
+START_TEST(t_sherman_one_lane)
+{
+	struct sim s;
+	char name[64];
+	uint32_t before[RM_MAX_QPS];
+
+	snprintf(name, sizeof(name), "remap-sherman-%d", _i);
+	init(&s, 4, _i == 1, true, 1, name);
+	sim_sherman_start(&s, 3, lock_va(1));
+	ck_assert(sim_run(&s, 2000000, 200));
+	/* every client is on the lane now: from here only the lane works */
+	ck_assert_uint_eq(R(&s)->bound, 4);
+	for (uint32_t i = 0; i < s.srv.n_qps; i++)
+		before[i] = s.srv.qps[i].epsn;
+	for (int i = 0; i < 4; i++)
+		s.acquired[i] = 0;
+	sim_sherman_start(&s, 15, lock_va(1));
+	ck_assert(sim_run(&s, 4000000, 200));
+	dump(__func__, &s);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(s.acquired[i], 15);
+	ck_assert_uint_eq(busy_server_qps(&s, before), 1);
+	ck_assert_uint_eq(R(&s)->lanes_opened, 1);
+	ck_assert_uint_gt(R(&s)->acks_expanded, 0);
+	ck_assert_uint_eq(s.timeouts, 0);
+	if (_i == 1)
+		ck_assert_uint_gt(ser_counters(s.ser)->granted, 0);
+	finish(&s);
+}
+END_TEST
+
+/* Six clients onto two lanes; each lane carries its own clients only. */
+START_TEST(t_two_lanes)
+{
+	struct sim s;
+	uint32_t before[RM_MAX_QPS];
+
+	init(&s, 6, true, _i == 1, 2, _i ? "remap-two-lanes-coalesce" : "remap-two-lanes");
+	sim_sherman_start(&s, 3, lock_va(2));
+	ck_assert(sim_run(&s, 2000000, 200));
+	ck_assert_uint_eq(R(&s)->bound, 6);
+	for (uint32_t i = 0; i < s.srv.n_qps; i++)
+		before[i] = s.srv.qps[i].epsn;
+	for (int i = 0; i < 6; i++)
+		s.acquired[i] = 0;
+	sim_sherman_start(&s, 10, lock_va(2));
+	ck_assert(sim_run(&s, 4000000, 200));
+	dump(__func__, &s);
+	ck_assert_uint_eq(R(&s)->lanes_opened, 2);
+	ck_assert_uint_eq(busy_server_qps(&s, before), 2);
+	finish(&s);
+}
+END_TEST
+
+/* Pipelined CAS batches (4 in flight per client): one coalesced lane ACK
+ * covers several clients' rewritten CAS, expanded per client and turned
+ * into ATOMIC ACKs by the serializer behind it. */
+START_TEST(t_batches)
+{
+	struct sim s;
+
+	init(&s, 4, _i == 1, true, 1, _i ? "remap-batch-ser" : "remap-batch");
+	sim_batch_start(&s, 8, lock_va(16));
+	ck_assert(sim_run(&s, 4000000, 200));
+	dump(__func__, &s);
+	ck_assert_uint_eq(R(&s)->bound, 4);
+	finish(&s);
+}
+END_TEST
+
+/* FAA tickets from 3 clients: unique whether the lane carries real FAAs
+ * (alone) or the serializer decides them. */
+START_TEST(t_faa)
+{
+	struct sim s;
+	bool seen[3 * 12] = { false };
+
+	init(&s, 3, _i == 1, false, 1, _i ? "remap-faa-ser" : "remap-faa");
+	sim_faa_start(&s, 12, lock_va(3));
+	ck_assert(sim_run(&s, 2000000, 200));
+	dump(__func__, &s);
+	ck_assert_int_eq(s.n_tickets, 36);
+	for (int i = 0; i < s.n_tickets; i++) {
+		ck_assert_uint_lt(s.tickets[i], 36);
+		ck_assert_msg(!seen[s.tickets[i]], "ticket %llu twice",
+			      (unsigned long long)s.tickets[i]);
+		seen[s.tickets[i]] = true;
+	}
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(3)), 36);
+	finish(&s);
+}
+END_TEST
+
+/* The responder refuses every 7th request with an RNR NAK: the lane
+ * recovers (the NAKed client resends, the others are asked in turn). */
+START_TEST(t_rnr)
+{
+	struct sim s;
+
+	init(&s, 4, _i == 1, false, 1, _i ? "remap-rnr-ser" : "remap-rnr");
+	s.srv.rnr_every = 7;
+	sim_sherman_start(&s, 10, lock_va(4));
+	ck_assert(sim_run(&s, 4000000, 2000));
+	dump(__func__, &s);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(s.acquired[i], 10);
+	ck_assert_uint_gt(R(&s)->naks_rnr, 0);
+	finish(&s);
+}
+END_TEST
+
+/* Two outstanding READ/atomics per lane: more are held back (dropped,
+ * resent by the clients in order), never sent beyond the limit. */
+START_TEST(t_responder_resources)
+{
+	struct sim s;
+	struct sim_opts o = { .lanes = 1, .responder_resources = 2 };
+
+	ck_assert_int_eq(sim_init_ex(&s, 4, false, false, "remap-rdlimit", &o), 0);
+	sim_faa_start(&s, 10, lock_va(5));
+	ck_assert(sim_run(&s, 4000000, 4000));
+	dump(__func__, &s);
+	ck_assert_int_eq(s.n_tickets, 40);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 40);
+	ck_assert_uint_gt(R(&s)->rd_limit_dropped, 0);
+	finish(&s);
+}
+END_TEST
+
+/* Loss, duplication and reordering on every hop, lanes 1..2, alone and
+ * under atomic replacement. */
+static void
+random_run(uint64_t seed, bool pcap)
+{
+	struct sim s;
+	char name[64];
+	int ncl = 3 + (int)(seed % 3);
+	bool ser = (seed >> 1) & 1, coalesce = (seed >> 2) & 1;
+	uint16_t lanes = 1 + (uint16_t)((seed >> 3) & 1);
+	uint64_t mode;
+
+	snprintf(name, sizeof(name), "remap-random-%llu", (unsigned long long)seed);
+	init(&s, ncl, ser, coalesce, lanes, pcap ? name : NULL);
+	s.rng = seed * 7919 + 1;
+	mode = sim_rand(&s) % 3;
+	s.loss_ppm = (uint32_t)(sim_rand(&s) % 30000);
+	s.dup_ppm = (uint32_t)(sim_rand(&s) % 30000);
+	s.reorder = (uint32_t)(sim_rand(&s) % 3);
+	for (int i = 0; i < ncl; i++)
+		s.cl[i].strict = s.loss_ppm == 0 && s.reorder == 0;
+	if (mode == 0)
+		sim_sherman_start(&s, 6, lock_va(8));
+	else if (mode == 1)
+		sim_faa_start(&s, 8, lock_va(12));
+	else
+		sim_batch_start(&s, 4, lock_va(16));
+	if (!sim_run(&s, 4000000, 6000))
+		dump("stuck", &s);
+	ck_assert_msg(sim_idle(&s) && s.timeouts < 6000, "seed %llu did not finish "
+		      "(steps %llu timeouts %llu)", (unsigned long long)seed,
+		      (unsigned long long)s.steps, (unsigned long long)s.timeouts);
+	{
+		uint32_t n = sim_client_errors(&s, errbuf, sizeof(errbuf));
+
+		ck_assert_msg(n == 0, "seed %llu: %u errors:\n%s",
+			      (unsigned long long)seed, n, errbuf);
+	}
+	if (mode == 1)
+		ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(12)), (uint64_t)ncl * 8);
+	ck_assert_uint_eq(s.srv.wrong_peer, 0);
+	sim_check_shadow(&s);
+	ASSERT_CLEAN(&s);
+	if (pcap)
+		ASSERT_VALID(&s);
+	sim_free(&s);
+}
+
+START_TEST(t_random)
+{
+	uint64_t per = getenv("REMAP_SEEDS_PER") ? strtoull(getenv("REMAP_SEEDS_PER"), NULL, 0)
+						 : 12;
+
+	if (getenv("REMAP_SEED")) {
+		if (_i == 0)
+			random_run(strtoull(getenv("REMAP_SEED"), NULL, 0), true);
+		return;
+	}
+	for (uint64_t k = 0; k < per; k++)
+		random_run((uint64_t)_i * per + k + 1, _i == 0 && k < 2);
+}
+END_TEST
+
+static Suite *
+remap_suite(void)
+{
+	Suite *s = suite_create("remap");
+	TCase *tc = tcase_create("closed-loop");
+
+	tcase_set_timeout(tc, 900);
+	tcase_add_loop_test(tc, t_sherman_one_lane, 0, 2);
+	tcase_add_loop_test(tc, t_two_lanes, 0, 2);
+	tcase_add_loop_test(tc, t_batches, 0, 2);
+	tcase_add_loop_test(tc, t_faa, 0, 2);
+	tcase_add_loop_test(tc, t_rnr, 0, 2);
+	tcase_add_test(tc, t_responder_resources);
+	tcase_add_loop_test(tc, t_random, 0, 6);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(remap_suite());
+	int failed;
+
+	roce_crc_init();
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
