@@ -97,6 +97,7 @@ struct remap_emit {
 	X(stitched)          /* requests forwarded on a lane */               \
 	X(retransmitted)     /* client retransmissions at their lane PSN */   \
 	X(retrans_expired)   /* retransmission whose stub is gone: dropped */ \
+	X(atomic_replayed)   /* answered atomic asked again: answered here */ \
 	X(gap_dropped)       /* client request ahead of its next PSN */       \
 	X(bad_icrc_dropped)  /* request of a bound connection, bad ICRC */    \
 	X(rd_limit_dropped)  /* READ/atomic beyond the responder resources */ \

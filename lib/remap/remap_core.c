@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
 #include "remap_internal.h"
 
 int
@@ -58,6 +59,7 @@ rmp_conn_of(struct remap *r, const struct rc_conn *c)
 	/* a connection the RDMA CM just set up has completed nothing */
 	if (c->by_cm && c->next_psn == c->first_psn) {
 		rcn->msn = 0;
+		rcn->msn_psn = roce_psn_add(c->first_psn, ROCE_PSN_MASK);
 		rcn->msn_known = 1;
 	}
 	return rcn;
@@ -143,13 +145,19 @@ rmp_bind(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
 	bool opens;
 
 	(void)now;
-	if (!c->paired || !rcn->msn_known || roce_psn_diff(p->psn, c->una) != 0)
+	/* a request never sent before (its copy cannot have run on the own
+	 * QP), nothing outstanding before it, and the MSN is the answer's to
+	 * the PSN just before: what the client expects next */
+	if (!c->paired || !rcn->msn_known || roce_psn_diff(p->psn, c->una) != 0 ||
+	    roce_psn_add(rcn->msn_psn, 1) != p->psn)
 		return false;
 	l = lane_pick(r, server, &opens);
 	if (l == NULL)
 		return false;
 	if (opens)
 		lane_open(r, l, c, f, p);
+	if (getenv("REMAP_DEBUG"))
+		fprintf(stderr, "bind conn %u psn %u msn %u msn_psn %u una %u\n", rc_index(r->rc, c), p->psn, rcn->msn, rcn->msn_psn, c->una);
 	rcn->state = RC_BOUND;
 	rcn->lane = (uint32_t)(l - r->lanes);
 	rcn->bind_psn = rcn->next = rcn->acked = p->psn;
@@ -176,8 +184,19 @@ conn_end(void *ctx, struct rc_conn *c, uint64_t now)
 			rmp_lane_close(r, &r->lanes[k]);
 	if (rcn->inc != c->incarnation)
 		return;
-	if (rcn->state == RC_BOUND && rcn->lane != RMP_NONE && r->lanes[rcn->lane].bound)
-		r->lanes[rcn->lane].bound--;
+	if (rcn->state == RC_BOUND && rcn->lane != RMP_NONE) {
+		struct rmp_lane *l = &r->lanes[rcn->lane];
+
+		if (l->bound)
+			l->bound--;
+		/* atomics whose answers it never got no longer hold places */
+		for (uint32_t k = 0; k <= r->ring_mask; k++)
+			if (l->stubs[k].conn == i && l->stubs[k].inc == c->incarnation)
+				rmp_release(l, &l->stubs[k]);
+		rcn->inc = 0;   /* its stubs are no client's now */
+		if (l->unans_set)
+			rmp_unans_rescan(r, l, l->unans_first, l->una);
+	}
 	rcn->inc = 0;
 	rcn->state = RC_DIRECT;
 }

@@ -37,7 +37,7 @@ rmp_resign(uint8_t *f, const struct roce_pkt *p)
 int
 rmp_build_aeth(struct remap *r, const struct rmp_lane *l, const struct rc_conn *c,
 	       const struct rmp_conn *rcn, uint32_t psn, uint8_t syndrome,
-	       uint32_t msn, struct remap_emit *out)
+	       uint32_t msn, const uint64_t *orig, struct remap_emit *out)
 {
 	struct roce_pkt tp, op;
 	uint8_t tmpl[REMAP_EMIT_BUF];
@@ -52,7 +52,7 @@ rmp_build_aeth(struct remap *r, const struct rmp_lane *l, const struct rc_conn *
 	if (roce_parse(tmpl, l->tmpl_len, &tp) != ROCE_OK)
 		return -1;
 	n = roce_build_ack(out->buf, sizeof(out->buf), tmpl, &tp, psn, syndrome, msn,
-			   false, 0, &op);
+			   orig != NULL, orig ? *orig : 0, &op);
 	if (n < 0)
 		return -1;
 	rmp_set_dst(out->buf, &op, rcn->mac, c->cl_ip);

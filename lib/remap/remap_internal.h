@@ -26,6 +26,7 @@ enum rmp_kind {
 #define RS_RELEASED 0x10  /* its responder resource is given back */
 
 struct rmp_stub {
+	uint64_t orig;        /* an answered real atomic's result */
 	uint32_t lpsn;        /* lane PSN (tag of the slot) */
 	uint32_t conn;        /* rc slot of the client connection */
 	uint32_t inc;         /* its incarnation; 0 = slot empty */
@@ -53,6 +54,14 @@ struct rmp_lane {
 	uint32_t reack;       /* stubs flagged RS_REACK */
 	uint32_t prompted;    /* recovering: lane PSN whose client was asked */
 	uint8_t prompted_set;
+	/* A real atomic the server completed whose answer swordd never saw:
+	 * its client will ask again, and the server answers from a replay
+	 * cache that holds only its last rd_max atomics.  So from the oldest
+	 * such one on, at most rd_max atomics ride the lane until it is
+	 * answered. */
+	uint8_t unans_set;
+	uint32_t unans_first;  /* its lane PSN */
+	uint32_t atom_since;   /* atomics sent from it on (it included) */
 	/* a server→client frame of this lane (headers only), to build NAKs
 	 * asking a client to resend */
 	uint8_t tmpl[REMAP_EMIT_BUF];
@@ -62,9 +71,15 @@ struct rmp_lane {
 
 enum rmp_conn_state { RC_DIRECT = 0, RC_BOUND, RC_LOST };
 
+/* What swordd remembers of one client PSN, after its stub may be gone:
+ * enough to answer a retransmission of something already answered. */
 struct rmp_rev {
+	uint64_t orig;        /* answered real atomic: its result */
 	uint32_t cpsn, lpsn;
-	uint32_t valid;
+	uint32_t cmsn;
+	uint8_t valid;
+	uint8_t kind;         /* enum rmp_kind */
+	uint8_t answered;     /* atomic: orig is valid */
 };
 
 struct rmp_conn {
@@ -74,6 +89,9 @@ struct rmp_conn {
 	uint8_t mac[6];       /* the client's MAC (its requests' source) */
 	uint32_t lane;        /* global lane index when bound */
 	uint32_t msn;         /* MSN the client sees once all it sent completes */
+	uint32_t msn_psn;     /* direct: PSN of the answer msn came from */
+	uint32_t dnext;       /* direct: next PSN never sent (valid if dnext_set) */
+	uint8_t dnext_set;
 	uint32_t bind_psn;    /* first client PSN on the lane */
 	uint32_t next;        /* next client PSN expected on the lane */
 	uint32_t acked;       /* client PSNs before this are answered to it */
@@ -128,6 +146,16 @@ struct rc_conn *rmp_stub_client(struct remap *r, const struct rmp_stub *s,
 void rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
 		uint32_t emit_cap, uint32_t *n_emit);
 void rmp_release(struct rmp_lane *l, struct rmp_stub *st);
+/* The oldest unanswered completed atomic of l in lane PSNs [from, upto). */
+void rmp_unans_rescan(struct remap *r, struct rmp_lane *l, uint32_t from, uint32_t upto);
+/* The reverse entry of a stub, if it still describes it. */
+static inline struct rmp_rev *
+rmp_rev_of(struct remap *r, struct rmp_conn *rcn, const struct rmp_stub *st)
+{
+	struct rmp_rev *rv = &rcn->rev[st->cpsn & r->crev_mask];
+
+	return (rv->valid && rv->cpsn == st->cpsn && rv->lpsn == st->lpsn) ? rv : NULL;
+}
 
 /* remap_conns.c: keeping connections when no other function does */
 struct rc_conn *rmp_keep_request(struct remap *r, struct rc_conn *c, uint8_t *f,
@@ -144,6 +172,6 @@ void rmp_resign(uint8_t *f, const struct roce_pkt *p);
 /* A PSN-sequence NAK (or ACK) for a client, from a lane's template. */
 int rmp_build_aeth(struct remap *r, const struct rmp_lane *l, const struct rc_conn *c,
 		   const struct rmp_conn *rcn, uint32_t psn, uint8_t syndrome,
-		   uint32_t msn, struct remap_emit *out);
+		   uint32_t msn, const uint64_t *orig, struct remap_emit *out);
 
 #endif /* SWORD_REMAP_INTERNAL_H */

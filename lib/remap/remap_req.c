@@ -33,7 +33,10 @@
  */
 #include <string.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include "remap_internal.h"
+#define DBG(...) do { if (getenv("REMAP_DEBUG")) fprintf(stderr, __VA_ARGS__); } while (0)
 
 static uint8_t
 kind_of(const struct roce_pkt *p)
@@ -70,25 +73,62 @@ span_of(struct remap *r, const uint8_t *f, const struct roce_pkt *p)
 	return (p->oi->flags & ROCE_F_READ) ? roce_req_psns(f, p, r->prm.pmtu) : 1;
 }
 
-/* The client's next request: a new lane PSN and its stubs. */
-static enum remap_verdict
-req_fresh(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_conn *rcn,
-	  uint8_t *f, struct roce_pkt *p, uint64_t now)
+/* May lane PSN lpsn's slot be given to a new request?  Not while its
+ * stub is still the only way to answer its client: a real atomic the
+ * server completed without swordd seeing the answer, or a WRITE/SEND the
+ * client has not been acknowledged (a READ can be placed anew). */
+static bool
+slot_needed(struct remap *r, struct rmp_lane *l, uint32_t lpsn)
 {
-	const uint8_t kind = kind_of(p);
-	const uint32_t span = span_of(r, f, p);
-	const bool ends = kind != RK_ACKABLE || (p->oi->flags & ROCE_F_LAST);
-	const uint32_t lpsn = l->next, cpsn = p->psn;
-	struct rmp_rev *rv;
+	struct rmp_stub *st = rmp_stub_at(r, l, lpsn);
+	struct rmp_conn *rcn;
 
+	if (st->inc == 0 || rmp_stub_client(r, st, &rcn) == NULL)
+		return false;
+	if (st->kind == RK_ATOMIC)
+		return !(st->flags & RS_ANSWERED);
+	if (st->kind == RK_ACKABLE)
+		return roce_psn_diff(st->cpsn, rcn->acked) >= 0;
+	return false;
+}
+
+/* Can the lane take span more PSNs of this kind now? */
+static bool
+lane_room(struct remap *r, struct rmp_lane *l, uint8_t kind, uint32_t span)
+{
 	if (kind != RK_ACKABLE && l->rd_out >= l->rd_max) {
 		r->c.rd_limit_dropped++;
-		return REMAP_DROP;
+		return false;
+	}
+	if (kind == RK_ATOMIC && l->unans_set && l->atom_since >= l->rd_max) {
+		r->c.rd_limit_dropped++;
+		return false;
 	}
 	if ((uint32_t)roce_psn_diff(roce_psn_add(l->next, span), l->una) > r->prm.ring) {
 		r->c.ring_full++;
-		return REMAP_DROP;
+		return false;
 	}
+	for (uint32_t k = 0; k < span; k++)
+		if (slot_needed(r, l, roce_psn_add(l->next, k))) {
+			DBG("ring full: slot lpsn %u conn %u cpsn %u kind %u flags %#x acked %u una %u next %u\n",
+			    rmp_stub_at(r, l, roce_psn_add(l->next, k))->lpsn, rmp_stub_at(r, l, roce_psn_add(l->next, k))->conn,
+			    rmp_stub_at(r, l, roce_psn_add(l->next, k))->cpsn, rmp_stub_at(r, l, roce_psn_add(l->next, k))->kind,
+			    rmp_stub_at(r, l, roce_psn_add(l->next, k))->flags,
+			    r->conns[rmp_stub_at(r, l, roce_psn_add(l->next, k))->conn].acked, l->una, l->next);
+			r->c.ring_full++;
+			return false;
+		}
+	return true;
+}
+
+/* Stubs for client PSNs cpsn.. at the lane's next PSNs; cmsn is the
+ * client's MSN once the last one completes. */
+static uint32_t
+place(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, uint32_t cpsn,
+      uint32_t span, uint8_t kind, bool ends, uint32_t cmsn)
+{
+	const uint32_t lpsn = l->next;
+
 	for (uint32_t k = 0; k < span; k++) {
 		struct rmp_stub *st = rmp_stub_at(r, l, roce_psn_add(lpsn, k));
 		const bool last = k + 1 == span;
@@ -98,31 +138,62 @@ req_fresh(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_con
 		st->inc = c->incarnation;
 		st->cpsn = roce_psn_add(cpsn, k);
 		st->kind = kind;
+		st->orig = 0;
 		st->flags = (uint8_t)((k == 0 ? RS_FIRST : 0) | (last && ends ? RS_ENDS_MSG : 0));
-		st->cmsn = last && ends ? roce_psn_add(rcn->msn, 1) : rcn->msn;
+		st->cmsn = last ? cmsn : roce_psn_add(cmsn, ends ? ROCE_PSN_MASK : 0);
 	}
-	if (ends)
-		rcn->msn = roce_psn_add(rcn->msn, 1);
-	/* every PSN of a READ span: a requester may resume a READ from the
-	 * first response packet it is missing */
-	for (uint32_t k = 0; k < span && k <= r->crev_mask; k++) {
-		rv = &rcn->rev[roce_psn_add(cpsn, k) & r->crev_mask];
-		rv->cpsn = roce_psn_add(cpsn, k);
-		rv->lpsn = roce_psn_add(lpsn, k);
-		rv->valid = 1;
-	}
-	rcn->next = roce_psn_add(cpsn, span);
 	l->next = roce_psn_add(l->next, span);
 	if (kind != RK_ACKABLE)
 		l->rd_out++;
+	if (kind == RK_ATOMIC && l->unans_set)
+		l->atom_since++;
+	return lpsn;
+}
+
+/* Sent now, or (the lane recovering) its place kept until it is asked
+ * for again. */
+static enum remap_verdict
+send_or_hold(struct remap *r, struct rmp_lane *l, uint8_t *f, struct roce_pkt *p,
+	     uint32_t lpsn, uint64_t now)
+{
 	if (l->recovering) {
-		/* its place in line is kept; it is asked for when its turn comes */
 		r->c.recovery_held++;
 		return REMAP_DROP;
 	}
 	stitch(r, l, f, p, lpsn, now);
-	r->c.stitched++;
 	return REMAP_MODIFIED;
+}
+
+/* The client's next request: a new lane PSN and its stubs. */
+static enum remap_verdict
+req_fresh(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_conn *rcn,
+	  uint8_t *f, struct roce_pkt *p, uint64_t now)
+{
+	const uint8_t kind = kind_of(p);
+	const uint32_t span = span_of(r, f, p);
+	const bool ends = kind != RK_ACKABLE || (p->oi->flags & ROCE_F_LAST);
+	const uint32_t cpsn = p->psn;
+	uint32_t lpsn, cmsn;
+
+	if (!lane_room(r, l, kind, span))
+		return REMAP_DROP;
+	cmsn = ends ? roce_psn_add(rcn->msn, 1) : rcn->msn;
+	lpsn = place(r, l, c, cpsn, span, kind, ends, cmsn);
+	rcn->msn = cmsn;
+	/* every PSN of a READ span: a requester may resume a READ from the
+	 * first response packet it is missing */
+	for (uint32_t k = 0; k < span && k <= r->crev_mask; k++) {
+		struct rmp_rev *rv = &rcn->rev[roce_psn_add(cpsn, k) & r->crev_mask];
+
+		*rv = (struct rmp_rev){ .cpsn = roce_psn_add(cpsn, k),
+			.lpsn = roce_psn_add(lpsn, k), .valid = 1, .kind = kind,
+			.cmsn = k + 1 == span ? cmsn : rcn->msn };
+		if (k + 1 < span && ends)
+			rv->cmsn = roce_psn_add(cmsn, ROCE_PSN_MASK);
+	}
+	rcn->next = roce_psn_add(cpsn, span);
+	r->c.stitched++;
+	return send_or_hold(r, l, f, p, lpsn, now);
 }
 
 /* A recovering lane got the request it waits for: the next one waits. */
@@ -138,6 +209,56 @@ recovery_advance(struct remap *r, struct rmp_lane *l, uint32_t lpsn, uint32_t sp
 	rmp_prompt(r, l, emit, emit_cap, n_emit);
 }
 
+/*
+ * An answer the client already had, asked again (it was lost on the way
+ * to the client): given here from what swordd recorded, as the server's
+ * duplicate handling would: a real atomic's result (forwarded, it could
+ * find the server's replay cache overwritten by other clients' atomics on
+ * the same lane), or the ACK of a WRITE/SEND whose stub is gone.
+ */
+static enum remap_verdict
+answer_again(struct remap *r, struct rmp_lane *l, const struct rc_conn *c,
+	     const struct rmp_conn *rcn, const struct rmp_rev *rv,
+	     struct remap_emit *emit, uint32_t emit_cap, uint32_t *n_emit)
+{
+	const bool atomic = rv->kind == RK_ATOMIC;
+
+	if (*n_emit < emit_cap &&
+	    rmp_build_aeth(r, l, c, rcn, rv->cpsn,
+			   roce_syndrome_make(ROCE_AETH_ACK, ROCE_AETH_CREDIT_INVALID),
+			   rv->cmsn, atomic ? &rv->orig : NULL, &emit[*n_emit]) == 0) {
+		(*n_emit)++;
+		if (atomic)
+			r->c.atomic_replayed++;
+		else
+			r->c.reacked++;
+	}
+	return REMAP_DROP;
+}
+
+/* A READ whose stub is gone: placed anew (a duplicate READ is executed
+ * again by the server anyway, at its own PSN). */
+static enum remap_verdict
+read_again(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_conn *rcn,
+	   uint8_t *f, struct roce_pkt *p, uint64_t now)
+{
+	const uint32_t span = span_of(r, f, p);
+	const struct rmp_rev *last = &rcn->rev[roce_psn_add(p->psn, span - 1) & r->crev_mask];
+	uint32_t lpsn;
+
+	if (!last->valid || last->cpsn != roce_psn_add(p->psn, span - 1)) {
+		r->c.retrans_expired++;
+		return REMAP_DROP;
+	}
+	if (!lane_room(r, l, RK_READ, span))
+		return REMAP_DROP;
+	lpsn = place(r, l, c, p->psn, span, RK_READ, true, last->cmsn);
+	for (uint32_t k = 0; k < span && k <= r->crev_mask; k++)
+		rcn->rev[roce_psn_add(p->psn, k) & r->crev_mask].lpsn = roce_psn_add(lpsn, k);
+	r->c.retransmitted++;
+	return send_or_hold(r, l, f, p, lpsn, now);
+}
+
 /* A PSN the client sent before: the same lane PSN as the first time. */
 static enum remap_verdict
 req_retransmit(struct remap *r, struct rmp_lane *l, struct rc_conn *c,
@@ -148,18 +269,30 @@ req_retransmit(struct remap *r, struct rmp_lane *l, struct rc_conn *c,
 	struct rmp_stub *st;
 	uint32_t lpsn;
 
-	if (!rv->valid || rv->cpsn != p->psn ||
-	    (st = rmp_stub_get(r, l, rv->lpsn)) == NULL ||
-	    st->conn != rc_index(r->rc, c) || st->inc != c->incarnation ||
-	    st->cpsn != p->psn || st->kind != kind_of(p)) {
+	if (!rv->valid || rv->cpsn != p->psn || rv->kind != kind_of(p)) {
 		r->c.retrans_expired++;
 		return REMAP_DROP;
 	}
+	if (rv->kind == RK_ATOMIC && rv->answered)
+		return answer_again(r, l, c, rcn, rv, emit, emit_cap, n_emit);
 	lpsn = rv->lpsn;
+	st = rmp_stub_get(r, l, lpsn);
+	if (st != NULL && (st->conn != rc_index(r->rc, c) || st->inc != c->incarnation ||
+			   st->cpsn != p->psn))
+		st = NULL;
+	if (st == NULL) {
+		if (rv->kind == RK_ACKABLE && roce_psn_diff(p->psn, rcn->acked) < 0)
+			return answer_again(r, l, c, rcn, rv, emit, emit_cap, n_emit);
+		if (rv->kind == RK_READ)
+			return read_again(r, l, c, rcn, f, p, now);
+		r->c.retrans_expired++;
+		return REMAP_DROP;
+	}
 	if (l->recovering) {
 		int32_t d = roce_psn_diff(lpsn, l->resend);
 
 		if (d > 0) {
+			DBG("held retrans conn %u cpsn %u lpsn %u resend %u\n", rc_index(r->rc, c), p->psn, lpsn, l->resend);
 			r->c.recovery_held++;
 			return REMAP_DROP;
 		}
@@ -197,6 +330,7 @@ req_route(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 		return REMAP_DROP;
 	}
 	d = roce_psn_diff(p->psn, rcn->next);
+	DBG("req conn %u cpsn %u next %u op %#x rec %d resend %u lnext %u\n", rc_index(r->rc, c), p->psn, rcn->next, p->opcode, l->recovering, l->resend, l->next);
 	if (d < 0)
 		return req_retransmit(r, l, c, rcn, f, p, now, emit, emit_cap, n_emit);
 	if (d > 0) {
@@ -204,6 +338,26 @@ req_route(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 		return REMAP_DROP;
 	}
 	return req_fresh(r, l, c, rcn, f, p, now);
+}
+
+/* Not on a lane yet: note how far it has sent; bind at a fresh request
+ * (one never sent before) when that is allowed (rmp_bind). */
+static bool
+req_direct(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
+	   uint8_t *f, const struct roce_pkt *p, bool *icrc_ok, uint64_t now)
+{
+	const uint32_t end = roce_psn_add(p->psn, span_of(r, f, p));
+	const bool fresh = rcn->dnext_set && rcn->dnext == p->psn;
+
+	/* only a verified frame moves the window or binds */
+	if (!*icrc_ok && !roce_icrc_verify(f, p))
+		return false;
+	*icrc_ok = true;
+	if (!rcn->dnext_set || roce_psn_diff(end, rcn->dnext) > 0) {
+		rcn->dnext = end;
+		rcn->dnext_set = 1;
+	}
+	return fresh && rmp_bind(r, c, rcn, server, f, p, now);
 }
 
 enum remap_verdict
@@ -233,22 +387,14 @@ remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	c = rc_find_req(r->rc, p->src_ip4, p->dst_ip4, p->qpn);
 	if (sv->keep_conns)
 		c = rmp_keep_request(r, c, f, p, &icrc_ok, now);
-	if (c == NULL || !c->paired) {
+	if (c == NULL) {
 		r->c.unbound_direct++;
 		return REMAP_PASS;
 	}
 	rcn = rmp_conn_of(r, c);
-	if (rcn->state != RC_BOUND) {
-		/* a binding is decided on a verified frame only */
-		if (!icrc_ok && !roce_icrc_verify(f, p)) {
-			r->c.unbound_direct++;
-			return REMAP_PASS;
-		}
-		icrc_ok = true;
-		if (!rmp_bind(r, c, rcn, server, f, p, now)) {
-			r->c.unbound_direct++;
-			return REMAP_PASS;
-		}
+	if (rcn->state != RC_BOUND && !req_direct(r, c, rcn, server, f, p, &icrc_ok, now)) {
+		r->c.unbound_direct++;
+		return REMAP_PASS;
 	}
 	return req_route(r, c, rcn, f, p, icrc_ok, now, emit, emit_cap, n_emit);
 }

@@ -33,7 +33,10 @@
  */
 #include <string.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include "remap_internal.h"
+#define DBG(...) do { if (getenv("REMAP_DEBUG")) fprintf(stderr, __VA_ARGS__); } while (0)
 
 #define ACC_MAX 64
 
@@ -99,8 +102,12 @@ expand(struct resp_ctx *x, uint32_t upto)
 		if (rmp_stub_client(r, st, &rcn) == NULL || (a = acc_of(x, st->conn)) == NULL)
 			continue;
 		if (st->kind != RK_ACKABLE) {
-			if (!(st->flags & RS_ANSWERED))
+			if (!(st->flags & RS_ANSWERED)) {
 				a->blocked = 1;
+				/* done, its answer lost: the client will ask again */
+				if (st->kind == RK_ATOMIC && !l->unans_set)
+					rmp_unans_rescan(r, l, q, upto);
+			}
 			continue;
 		}
 		if (!a->blocked) {
@@ -121,7 +128,7 @@ emit_aeth(struct resp_ctx *x, struct rc_conn *c, struct rmp_conn *rcn, uint32_t 
 		x->r->c.emit_full++;
 		return;
 	}
-	if (rmp_build_aeth(x->r, x->l, c, rcn, cpsn, syndrome, msn,
+	if (rmp_build_aeth(x->r, x->l, c, rcn, cpsn, syndrome, msn, NULL,
 			   &x->emit[*x->n_emit]) == 0)
 		(*x->n_emit)++;
 }
@@ -185,6 +192,8 @@ map_own(struct resp_ctx *x, struct rc_conn *c, struct rmp_conn *rcn, uint32_t cp
 	uint8_t *f = x->f;
 	struct roce_pkt *p = x->p;
 
+	DBG("map conn %u lpsn %u -> cpsn %u msn %u op %#x orig %llu\n", rc_index(x->r->rc, c), p->psn, cpsn, msn, p->opcode,
+	    p->opcode == ROCE_RC_ATOMIC_ACKNOWLEDGE ? (unsigned long long)roce_ld64(f + p->bth_off + 16) : 0ull);
 	rmp_set_dst(f, p, rcn->mac, c->cl_ip);
 	roce_set_qpn(f, p, c->cl_qpn);
 	p->qpn = c->cl_qpn;
@@ -233,6 +242,7 @@ resp_atomic_ack(struct resp_ctx *x, uint32_t L, struct rmp_stub *st)
 {
 	struct rmp_conn *rcn;
 	struct rc_conn *c;
+	struct rmp_rev *rv;
 
 	if (st->kind != RK_ATOMIC) {
 		x->r->c.resp_unknown_psn++;
@@ -241,13 +251,21 @@ resp_atomic_ack(struct resp_ctx *x, uint32_t L, struct rmp_stub *st)
 	if (roce_psn_diff(L, x->l->una) >= 0) {
 		expand(x, L);
 		emit_acks(x, RMP_NONE);
-		st->flags |= RS_ANSWERED;
-		rmp_release(x->l, st);
 		x->l->una = roce_psn_add(L, 1);
 	}
+	st->flags |= RS_ANSWERED;
+	rmp_release(x->l, st);
+	if (x->l->unans_set && x->l->unans_first == L)
+		rmp_unans_rescan(x->r, x->l, roce_psn_add(L, 1), x->l->una);
 	if ((c = rmp_stub_client(x->r, st, &rcn)) == NULL) {
 		x->r->c.resp_orphan++;
 		return REMAP_DROP;
+	}
+	/* its result, for a retransmission swordd then answers itself */
+	rv = rmp_rev_of(x->r, rcn, st);
+	if (rv != NULL) {
+		rv->orig = roce_ld64(x->f + x->p->bth_off + ROCE_BTH_LEN + ROCE_AETH_LEN);
+		rv->answered = 1;
 	}
 	note_acked(rcn, st->cpsn);
 	return map_own(x, c, rcn, st->cpsn, st->cmsn);
@@ -326,6 +344,29 @@ resp_nak(struct resp_ctx *x, uint32_t L, enum roce_aeth_kind kind, uint8_t code)
 }
 
 void
+rmp_unans_rescan(struct remap *r, struct rmp_lane *l, uint32_t from, uint32_t upto)
+{
+	l->unans_set = 0;
+	for (uint32_t q = from; roce_psn_diff(q, upto) < 0; q = roce_psn_add(q, 1)) {
+		struct rmp_stub *st = rmp_stub_get(r, l, q);
+		struct rmp_conn *rcn;
+
+		if (st == NULL || st->kind != RK_ATOMIC || (st->flags & RS_ANSWERED) ||
+		    rmp_stub_client(r, st, &rcn) == NULL)
+			continue;
+		l->unans_set = 1;
+		l->unans_first = q;
+		l->atom_since = 0;
+		for (uint32_t k = q; roce_psn_diff(k, l->next) < 0; k = roce_psn_add(k, 1)) {
+			const struct rmp_stub *s2 = rmp_stub_get(r, l, k);
+
+			l->atom_since += s2 != NULL && s2->kind == RK_ATOMIC;
+		}
+		return;
+	}
+}
+
+void
 rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
 	   uint32_t emit_cap, uint32_t *n_emit)
 {
@@ -343,8 +384,11 @@ rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
 		rmp_lane_close(r, l);
 		return;
 	}
-	if (rcn->acked != st->cpsn)
+	if (rcn->acked != st->cpsn) {
+		DBG("prompt wait conn %u acked %u cpsn %u\n", st->conn, rcn->acked, st->cpsn);
 		return;   /* answers to it are still due: asked on a later one */
+	}
+	DBG("prompt conn %u cpsn %u\n", st->conn, st->cpsn);
 	emit_aeth(&x, c, rcn, st->cpsn,
 		  roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_PSN_SEQ_ERR),
 		  (st->flags & RS_ENDS_MSG) ? roce_psn_add(st->cmsn, ROCE_PSN_MASK)
@@ -383,6 +427,7 @@ resp_direct(struct remap *r, const struct rmp_server *sv, uint8_t *f,
 {
 	struct rc_conn *c;
 	struct rmp_conn *rcn;
+	uint32_t psn = p->psn;
 
 	if (sv->keep_conns)
 		rmp_keep_response(r, sv, f, p, now);
@@ -390,8 +435,16 @@ resp_direct(struct remap *r, const struct rmp_server *sv, uint8_t *f,
 	if (c == NULL || !roce_has(p->oi, ROCE_HDR_AETH))
 		return;
 	rcn = rmp_conn_of(r, c);
-	if (rcn->state == RC_DIRECT) {
+	/* the newest answer's: a late duplicate of an older one must not
+	 * take the MSN back */
+	/* a NAK's MSN counts what completed before its PSN */
+	if (roce_syndrome_kind(roce_get_syndrome(f, p)) != ROCE_AETH_ACK)
+		psn = roce_psn_add(psn, ROCE_PSN_MASK);
+	if (rcn->state == RC_DIRECT &&
+	    (!rcn->msn_known || roce_psn_diff(psn, rcn->msn_psn) >= 0)) {
 		rcn->msn = roce_get_msn(f, p);
+		rcn->msn_psn = psn;
+		DBG("direct msn conn %u psn %u msn %u op %#x\n", rc_index(r->rc, c), p->psn, rcn->msn, p->opcode);
 		rcn->msn_known = 1;
 	}
 }
@@ -433,8 +486,16 @@ resp_lane(struct resp_ctx *x)
 	} else {
 		v = resp_read(x, L, st);
 	}
-	if (l->recovering)
-		rmp_prompt(x->r, l, x->emit, x->emit_cap, x->n_emit);
+	if (l->recovering) {
+		/* an answer past the resend point: the server took it after all
+		 * (its NAK was for a request that was late, not lost) */
+		if (roce_psn_diff(l->una, l->resend) > 0)
+			l->resend = l->una;
+		if (roce_psn_diff(l->resend, l->next) >= 0)
+			l->recovering = 0;
+		else
+			rmp_prompt(x->r, l, x->emit, x->emit_cap, x->n_emit);
+	}
 	return v;
 }
 
@@ -479,5 +540,6 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		return REMAP_DROP;
 	}
 	x.l = l;
+	DBG("resp L %u op %#x una %u next %u rec %d resend %u\n", p->psn, p->opcode, l->una, l->next, l->recovering, l->resend);
 	return resp_lane(&x);
 }

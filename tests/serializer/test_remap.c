@@ -246,8 +246,11 @@ random_run(uint64_t seed, bool pcap)
 		sim_faa_start(&s, 8, lock_va(12));
 	else
 		sim_batch_start(&s, 4, lock_va(16));
-	if (!sim_run(&s, 4000000, 6000))
+	if (!sim_run(&s, 4000000, 6000)) {
 		dump("stuck", &s);
+		if (sim_client_errors(&s, errbuf, sizeof(errbuf)))
+			fprintf(stderr, "seed %llu errors:\n%s", (unsigned long long)seed, errbuf);
+	}
 	ck_assert_msg(sim_idle(&s) && s.timeouts < 6000, "seed %llu did not finish "
 		      "(steps %llu timeouts %llu)", (unsigned long long)seed,
 		      (unsigned long long)s.steps, (unsigned long long)s.timeouts);
