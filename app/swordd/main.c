@@ -32,6 +32,7 @@
 
 #include "clover_fn.h"
 #include "port_mbuf.h"
+#include "remap_fn.h"
 #include "ser_fn.h"
 #include "ser_telemetry.h"
 #include "roce.h"
@@ -616,6 +617,7 @@ main(int argc, char **argv)
 	 */
 	sword_feature_register(SWORD_FEATURE_ATOMIC_REPLACEMENT, &ser_fn_ops);
 	sword_feature_register(SWORD_FEATURE_CLOVER, &clover_fn_ops);
+	sword_feature_register(SWORD_FEATURE_REMAPPING, &remap_fn_ops);
 	if (sword_daemon_setup(d, &cfg, err, sizeof(err)) < 0 ||
 	    sword_daemon_capture_open(d, o.pcap_in, o.pcap_out, err, sizeof(err)) < 0) {
 		LOG(ERR, "%s", err);

@@ -43,11 +43,11 @@ clover_params_from_config(struct clover_params *prm, const struct sword_config *
 }
 
 static void *
-fn_create(const struct sword_config *cfg, unsigned int worker_id, int socket_id)
+fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 {
 	struct clover_params prm;
 
-	(void)worker_id;
+	(void)w;
 	(void)socket_id;
 	clover_params_from_config(&prm, cfg);
 	return clover_create(&prm);
@@ -63,8 +63,11 @@ static enum sword_fn_verdict
 fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 {
 	(void)w;
-	return clover_process(state, ctx->frame, ctx->p, ctx->server, ctx->to_server,
-			      ctx->counters) ? SWORD_FN_FORWARD : SWORD_FN_PASS;
+	if (!clover_process(state, ctx->frame, ctx->p, ctx->server, ctx->to_server,
+			    ctx->counters))
+		return SWORD_FN_PASS;
+	ctx->icrc_ok = true;    /* steered only after its ICRC verified */
+	return SWORD_FN_MODIFIED;
 }
 
 const struct sword_fn_ops clover_fn_ops = {

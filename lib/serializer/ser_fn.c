@@ -98,11 +98,12 @@ ser_fn_params(struct ser_params *prm, struct ser_region *regions,
 }
 
 static void *
-fn_create(const struct sword_config *cfg, unsigned int worker_id, int socket_id)
+fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 {
 	struct ser_region regions[SWORD_MAX_LOCKS];
 	struct ser_params prm;
 	struct ser_fn *f;
+	const unsigned int worker_id = w->id;
 
 	if (ser_fn_params(&prm, regions, RTE_DIM(regions), cfg, (int)worker_id) < 0)
 		return NULL;
@@ -111,6 +112,12 @@ fn_create(const struct sword_config *cfg, unsigned int worker_id, int socket_id)
 		return NULL;
 	if (prm.n_regions == 0)
 		return f;               /* this worker owns no lock region */
+	/* the worker's connection table, shared with remapping */
+	prm.rc = sword_worker_rc(w);
+	if (prm.rc == NULL) {
+		rte_free(f);
+		return NULL;
+	}
 	f->ser = ser_create(&prm);
 	if (f->ser == NULL) {
 		SWORD_LOG(ERR, "atomic replacement: cannot create worker %u state: %s",
@@ -138,13 +145,15 @@ set_len(struct rte_mbuf *m, uint32_t len)
 }
 
 /*
- * Queue the synthesized ATOMIC ACKs before the response.  false if one
- * could not be sent: then neither the later ones nor the response may go
- * (the response would acknowledge an atomic the client was not answered);
- * the client retransmits and the replay answers it again.
+ * Send the synthesized ATOMIC ACKs before the response (through the
+ * functions after this one).  false if one could not be sent: then neither
+ * the later ones nor the response may go (the response would acknowledge
+ * an atomic the client was not answered); the client retransmits and the
+ * replay answers it again.
  */
 static bool
-emit_frames(struct ser_fn *f, struct sword_fn_ctx *ctx, uint32_t n)
+emit_frames(struct ser_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx,
+	    uint32_t n)
 {
 	uint32_t i;
 
@@ -160,8 +169,7 @@ emit_frames(struct ser_fn *f, struct sword_fn_ctx *ctx, uint32_t n)
 		}
 		memcpy(d, f->emit[i].buf, f->emit[i].len);
 		m->port = ctx->m->port;
-		if (sword_tx_batch_add(ctx->out, ctx->out_side, m) < 0) {
-			rte_pktmbuf_free(m);
+		if (sword_fn_emit(w, ctx, m, ctx->to_server) < 0) {
 			f->emit_lost += n - i;
 			return false;
 		}
@@ -179,7 +187,6 @@ fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 	enum ser_verdict v;
 	uint32_t n_emit = 0;
 
-	(void)w;
 	if (f->ser == NULL)
 		return SWORD_FN_PASS;
 	if (ctx->to_server) {
@@ -187,13 +194,14 @@ fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 	} else {
 		v = ser_on_response(f->ser, ctx->frame, &len, cap, ctx->p, ctx->now,
 				    f->emit, SER_FN_EMIT_MAX, &n_emit);
-		if (n_emit && !emit_frames(f, ctx, n_emit))
+		if (n_emit && !emit_frames(f, w, ctx, n_emit))
 			v = SER_DROP;
 	}
 	switch (v) {
 	case SER_FORWARD_REWRITTEN:
 		set_len(m, len);
-		return SWORD_FN_FORWARD;
+		ctx->icrc_ok = true;    /* rewritten only after its ICRC verified */
+		return SWORD_FN_MODIFIED;
 	case SER_DROP:
 		return SWORD_FN_DROP;
 	case SER_FORWARD:

@@ -173,6 +173,7 @@ check_name(const char *src, const char *sec, const char *name, char *err, size_t
 #define ROW_TABLES(...) ROW("tables", false, struct sword_config, , __VA_ARGS__)
 #define ROW_STATS(...) ROW("stats", false, struct sword_config, , __VA_ARGS__)
 #define ROW_ATOMIC(...) ROW("atomic", false, struct sword_config, atomic., __VA_ARGS__)
+#define ROW_REMAP(...) ROW("remap", false, struct sword_config, remap., __VA_ARGS__)
 #define ROW_CLOVER(...) ROW("clover", false, struct sword_config, , __VA_ARGS__)
 #define ROW_SERVER(...) ROW("server", true, struct sword_server_conf, , __VA_ARGS__)
 #define ROW_LOCK(...) ROW("lock", true, struct sword_lock_conf, , __VA_ARGS__)
@@ -186,6 +187,7 @@ static const struct sword_key keys[] = {
 	SWORD_KEYS_FEATURES(ROW_FEATURES)
 	SWORD_KEYS_TABLES(ROW_TABLES)
 	SWORD_KEYS_ATOMIC(ROW_ATOMIC)
+	SWORD_KEYS_REMAP(ROW_REMAP)
 	SWORD_KEYS_STATS(ROW_STATS)
 	SWORD_KEYS_CLOVER(ROW_CLOVER)
 	SWORD_KEYS_CLOVER_LAYOUT(ROW_CLOVER_LAYOUT)
@@ -431,7 +433,8 @@ void
 sword_config_defaults(struct sword_config *c)
 {
 	static const char *const global[] = {
-		"ports", "cores", "features", "tables", "stats", "atomic", "clover",
+		"ports", "cores", "features", "tables", "stats", "atomic", "remap",
+		"clover",
 	};
 	unsigned int i;
 

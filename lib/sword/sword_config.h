@@ -84,7 +84,8 @@ enum sword_mode {
 #define SWORD_KEYS_FEATURES(X) \
 	X(atomic_replacement, BOOL, bool, atomic_replacement, 0, 1, "off", 0, \
 	  "F2: CAS -> WRITE lock acceleration for the [lock.NAME] regions") \
-	X(remapping, BOOL, bool, remapping, 0, 1, "off", 0, "F3: connection remapping (not yet)") \
+	X(remapping, BOOL, bool, remapping, 0, 1, "off", 0, \
+	  "F3: connection remapping: the managed servers' client connections ride [remap] lanes") \
 	X(clover, BOOL, bool, clover, 0, 1, "off", 0, "F4: Clover write/read steering")
 
 /* [tables] (lib/serializer's per-worker sizes) */
@@ -120,6 +121,17 @@ enum sword_mode {
 	X(force_ackreq, BOOL, bool, force_ackreq, 0, 1, "on", 0, \
 	  "set AckReq on writes forwarded to lock words")
 
+/* [remap] (lib/remap: connection remapping, features.remapping) */
+#define SWORD_KEYS_REMAP(X) \
+	X(lanes, UINT, uint16_t, lanes, 1, 16, "1", 0, \
+	  "server-side connections per managed server that client connections are remapped onto") \
+	X(responder_resources, UINT, uint32_t, responder_resources, 1, 255, "16", 0, \
+	  "outstanding READs/atomics a lane carries when the RDMA CM did not say (server max_dest_rd_atomic)") \
+	X(ring, POW2, uint32_t, ring, 64, 1u << 20, "4096", 0, \
+	  "stubs per lane (lane PSN mod n): lane PSNs in flight or still needed for a client") \
+	X(client_ring, POW2, uint32_t, client_ring, 16, 1u << 16, "256", 0, \
+	  "client PSNs remembered per connection for retransmissions; above a client's outstanding PSNs")
+
 /* [clover] (lib/clover's per-worker tables) */
 #define SWORD_KEYS_CLOVER(X) \
 	X(keys, UINT, uint32_t, clover_keys, 1, 1u << 26, "65536", 0, "expected key space") \
@@ -138,7 +150,9 @@ enum sword_mode {
 	X(udp_port, UINT, uint16_t, udp_port, 4791, 4791, "4791", 0, \
 	  "RoCEv2 UDP destination port (only 4791)") \
 	X(worker, WORKER, int16_t, worker, 0, SWORD_MAX_WORKERS - 1, "auto", 0, \
-	  "owner worker, or auto (server index modulo workers)")
+	  "owner worker, or auto (server index modulo workers)") \
+	X(lanes, UINT, uint16_t, lanes, 0, 16, "0", 0, \
+	  "remapping lanes for this server, 0 = [remap] lanes")
 
 /* [lock.NAME] (lib/serializer) */
 #define SWORD_KEYS_LOCK(X) \
@@ -209,6 +223,9 @@ struct sword_config {
 	struct {
 		SWORD_KEYS_ATOMIC(SWORD_KEY_FIELD)
 	} atomic;
+	struct {
+		SWORD_KEYS_REMAP(SWORD_KEY_FIELD)
+	} remap;
 	SWORD_KEYS_CLOVER(SWORD_KEY_FIELD)
 
 	unsigned int n_servers;

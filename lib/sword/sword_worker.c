@@ -114,7 +114,7 @@ sword_worker_attach_fn(struct sword_worker *w, const struct sword_fn_ops *ops,
 	if (base + ops->n_counters > SWORD_FN_MAX_COUNTERS)
 		return -1;
 	if (ops->create != NULL) {
-		state = ops->create(w->cfg, w->id, socket_id);
+		state = ops->create(w->cfg, w, socket_id);
 		if (state == NULL)
 			return -1;
 	}
@@ -135,6 +135,8 @@ sword_worker_detach_all(struct sword_worker *w)
 		if (w->fn[i].ops->destroy != NULL && w->fn[i].state != NULL)
 			w->fn[i].ops->destroy(w->fn[i].state);
 	w->n_fn = 0;
+	rc_destroy(w->rc);
+	w->rc = NULL;
 }
 
 static inline void
@@ -146,6 +148,71 @@ forward(struct sword_worker *w, struct sword_tx_batch *out, enum sword_side side
 	w->stats.tx_dropped++;
 	w->stats.port_tx_dropped[sword_worker_slot_of_side(w, side)]++;
 	rte_pktmbuf_free(m);
+}
+
+/* The i-th function a frame visits in its direction (requests in chain
+ * order, responses in reverse). */
+static inline unsigned int
+fn_at(const struct sword_worker *w, bool to_server, unsigned int i)
+{
+	return to_server ? i : w->n_fn - 1 - i;
+}
+
+static enum sword_fn_verdict
+call_fn(struct sword_worker *w, unsigned int k, struct sword_fn_ctx *ctx, bool timed)
+{
+	enum sword_fn_verdict v;
+	uint64_t t0;
+
+	ctx->stage = k;
+	ctx->counters = &w->stats.fn[w->fn[k].counter_base];
+	if (likely(!timed))
+		return w->fn[k].ops->process(w->fn[k].state, w, ctx);
+	t0 = rte_rdtsc();
+	v = w->fn[k].ops->process(w->fn[k].state, w, ctx);
+	w->stats.fn_sample_cycles[k] += rte_rdtsc() - t0;
+	w->stats.fn_samples[k]++;
+	return v;
+}
+
+/*
+ * The functions from position `from` of the frame's direction on, then the
+ * frame leaves (unless one took or dropped it).  Returns false if the
+ * frame did not leave.
+ */
+static bool
+run_chain(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int from, bool timed)
+{
+	const int server = ctx->server;
+	bool modified = false;
+	unsigned int i;
+
+	RTE_BUILD_BUG_ON(SWORD_MAX_FNS > SWORD_FN_MAX_TIMED);
+	for (i = from; i < w->n_fn; i++) {
+		switch (call_fn(w, fn_at(w, ctx->to_server, i), ctx, timed)) {
+		case SWORD_FN_PASS:
+			continue;
+		case SWORD_FN_MODIFIED:
+			modified = true;
+			continue;
+		case SWORD_FN_CONSUMED:
+			w->stats.consumed++;
+			return false;
+		case SWORD_FN_DROP:
+		default:
+			w->stats.filtered++;
+			rte_pktmbuf_free(ctx->m);
+			return false;
+		}
+	}
+	if (modified) {
+		w->stats.rewritten++;
+		w->stats.server_rewritten[server]++;
+	} else {
+		w->stats.passthrough++;
+	}
+	forward(w, ctx->out, ctx->out_side, ctx->m);
+	return true;
 }
 
 /* Run the function chain on a managed frame we own. */
@@ -162,49 +229,52 @@ run_functions(struct sword_worker *w, struct rte_mbuf *m, struct roce_pkt *p,
 	/* per-function latency, sampled: a timestamp pair on every frame would
 	 * cost more than the functions themselves */
 	const bool timed = (++w->fn_sample_tick & (SWORD_FN_SAMPLE_EVERY - 1)) == 0;
-	unsigned int i;
 
-	RTE_BUILD_BUG_ON(SWORD_MAX_FNS > SWORD_FN_MAX_TIMED);
-	/*
-	 * HOOK: lib/serializer (features.atomic_replacement = on) is attached
-	 * here by the daemon as a sword_fn_ops; remapping and Clover steering
-	 * will follow the same way.  With no function attached the chain is
-	 * empty and managed traffic passes unchanged.
-	 */
-	for (i = 0; i < w->n_fn; i++) {
-		enum sword_fn_verdict v;
+	run_chain(w, &ctx, 0, timed);
+}
 
-		ctx.counters = &w->stats.fn[w->fn[i].counter_base];
-		if (unlikely(timed)) {
-			uint64_t t0 = rte_rdtsc();
+int
+sword_fn_emit(struct sword_worker *w, const struct sword_fn_ctx *ctx,
+	      struct rte_mbuf *m, bool to_server)
+{
+	struct roce_pkt p;
+	struct sword_fn_ctx e = {
+		.m = m, .p = &p, .frame = rte_pktmbuf_mtod(m, uint8_t *),
+		.server = ctx->server, .to_server = to_server, .icrc_ok = true,
+		.out_side = ctx->out_side,
+		.out = ctx->out, .pool = ctx->pool, .now = ctx->now,
+	};
+	unsigned int pos;
 
-			v = w->fn[i].ops->process(w->fn[i].state, w, &ctx);
-			w->stats.fn_sample_cycles[i] += rte_rdtsc() - t0;
-			w->stats.fn_samples[i]++;
-		} else {
-			v = w->fn[i].ops->process(w->fn[i].state, w, &ctx);
-		}
+	/* the other direction leaves by the other port (two-port mode); one
+	 * port carries both, in one order */
+	if (to_server != ctx->to_server && !w->one_port)
+		e.out_side = ctx->out_side == SWORD_SIDE_SERVER ? SWORD_SIDE_CLIENT
+								: SWORD_SIDE_SERVER;
 
-		switch (v) {
-		case SWORD_FN_PASS:
-			continue;
-		case SWORD_FN_FORWARD:
-			w->stats.rewritten++;
-			w->stats.server_rewritten[server]++;
-			forward(w, out, out_side, m);
-			return;
-		case SWORD_FN_CONSUMED:
-			w->stats.consumed++;
-			return;
-		case SWORD_FN_DROP:
-		default:
-			w->stats.filtered++;
-			rte_pktmbuf_free(m);
-			return;
-		}
+	/* the caller's place in this direction's order; later ones follow */
+	pos = to_server ? ctx->stage : w->n_fn - 1 - ctx->stage;
+	if (roce_parse(e.frame, rte_pktmbuf_data_len(m), &p) != ROCE_OK) {
+		w->stats.filtered++;
+		rte_pktmbuf_free(m);
+		return -1;
 	}
-	w->stats.passthrough++;
-	forward(w, out, out_side, m);
+	return run_chain(w, &e, pos + 1, false) ? 0 : -1;
+}
+
+struct rc_table *
+sword_worker_rc(struct sword_worker *w)
+{
+	const struct sword_config *cfg = w->cfg;
+	const uint64_t ms = rte_get_tsc_hz() / 1000;
+
+	if (w->rc == NULL)
+		w->rc = rc_create(&(struct rc_params){
+			.max_conns = cfg->qps,
+			.idle_tsc = (uint64_t)cfg->atomic.conn_idle_ms * ms,
+			.holdoff_tsc = (uint64_t)cfg->atomic.learn_holdoff_ms * ms,
+			.history = cfg->stub_ring });
+	return w->rc;
 }
 
 static void

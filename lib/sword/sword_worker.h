@@ -29,6 +29,7 @@
 
 #include <rte_mbuf.h>
 
+#include "rc.h"
 #include "roce.h"
 #include "sword_config.h"
 #include "sword_stats.h"
@@ -73,9 +74,16 @@ sword_tx_batch_add(struct sword_tx_batch *b, enum sword_side side, struct rte_mb
 
 struct sword_worker;
 
+/*
+ * The chain is direction-aware: requests visit the functions in chain
+ * order, responses in reverse, so a function that rewrites a request for
+ * the server (remapping, last on requests) is the first to see the
+ * server's answer and maps it back before the others read it.
+ */
 enum sword_fn_verdict {
-	SWORD_FN_PASS = 0,      /* not changed: try the next function, then forward */
-	SWORD_FN_FORWARD,       /* changed in place: forward it now (counted rewritten) */
+	SWORD_FN_PASS = 0,      /* not changed: on to the next function */
+	SWORD_FN_MODIFIED,      /* changed in place (ctx->p kept in sync): on to the
+				 * next function, then forwarded (counted rewritten) */
 	SWORD_FN_CONSUMED,      /* the function owns m now (kept, freed, or queued
 				 * itself with sword_tx_batch_add) */
 	SWORD_FN_DROP,          /* free it (counted filtered) */
@@ -88,18 +96,35 @@ struct sword_fn_ctx {
 	uint8_t *frame;                /* rte_pktmbuf_mtod(m) */
 	int server;                    /* index into cfg->servers */
 	bool to_server;                /* request (client → server) or response */
-	enum sword_side out_side;      /* where FORWARD sends it */
-	struct sword_tx_batch *out;    /* extra frames: sword_tx_batch_add (they
-					* leave before m if added before FORWARD) */
+	/* The frame's ICRC is known good: an earlier function verified it
+	 * (and re-signed whatever it changed).  A function that verifies sets
+	 * it; none may re-sign a frame whose ICRC it has not seen good. */
+	bool icrc_ok;
+	unsigned int stage;            /* this function's place in the chain */
+	enum sword_side out_side;      /* where the frame leaves */
+	struct sword_tx_batch *out;    /* extra frames: sword_fn_emit (they leave
+					* before m) */
 	struct rte_mempool *pool;      /* for frames a function creates (may be NULL) */
 	uint64_t now;                  /* rte_rdtsc() at the start of the burst */
 	uint64_t *counters;            /* this function's n_counters counters */
 };
 
+/*
+ * A frame a function creates (an expanded ACK, a NAK for a client): it
+ * visits the functions that come after the caller in its own direction's
+ * order (to_server: requests' order; else responses'), then leaves on that
+ * direction's side.  0, or -1 if it was dropped (by a later function or a
+ * full batch; counted).
+ */
+struct sword_worker;
+int sword_fn_emit(struct sword_worker *w, const struct sword_fn_ctx *ctx,
+		  struct rte_mbuf *m, bool to_server);
+
 struct sword_fn_ops {
 	const char *name;              /* e.g. "atomic_replacement" */
-	/* Per-worker state, created before the worker runs (NULL = error). */
-	void *(*create)(const struct sword_config *cfg, unsigned int worker_id,
+	/* Per-worker state, created before the worker runs (NULL = error).
+	 * w is the worker (its id, config, shared connection table). */
+	void *(*create)(const struct sword_config *cfg, struct sword_worker *w,
 			int socket_id);
 	void (*destroy)(void *state);
 	enum sword_fn_verdict (*process)(void *state, struct sword_worker *w,
@@ -122,12 +147,14 @@ struct sword_fn_ops {
 
 /*
  * Features a config can turn on ([features] keys), in chain order: a
- * managed frame visits the attached functions in this order.
+ * request visits the attached functions in this order, a response in the
+ * reverse.  Clover steers what a request asks for, atomic replacement
+ * decides it, remapping puts the result on a lane.
  */
 enum sword_feature {
-	SWORD_FEATURE_ATOMIC_REPLACEMENT = 0,   /* F2, lib/serializer */
-	SWORD_FEATURE_REMAPPING,                /* F3 */
-	SWORD_FEATURE_CLOVER,                   /* F4 */
+	SWORD_FEATURE_CLOVER = 0,               /* F4, lib/clover */
+	SWORD_FEATURE_ATOMIC_REPLACEMENT,       /* F2, lib/serializer */
+	SWORD_FEATURE_REMAPPING,                /* F3, lib/remap */
 	SWORD_FEATURE_NUM,
 };
 
@@ -196,7 +223,14 @@ struct sword_worker {
 	} fn[SWORD_MAX_FNS];
 	void *daemon_priv;                     /* sword_daemon's per-worker lanes */
 	uint32_t fn_sample_tick;               /* managed frames, for latency samples */
+	struct rc_table *rc;                   /* connections (lib/rc), shared by the
+						* functions; sword_worker_rc() */
 } __rte_cache_aligned;
+
+/* The worker's connection table, created on first use from cfg ([tables]
+ * qps, [atomic] conn_idle_ms and learn_holdoff_ms, [tables] stub_ring);
+ * NULL if it cannot be allocated. */
+struct rc_table *sword_worker_rc(struct sword_worker *w);
 
 /* Every attached function's reconfigure(w->cfg), on w's lcore. */
 void sword_worker_reconfigure(struct sword_worker *w);

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * remap_fn.c — lib/remap as a swordd function (sword_fn_ops).
+ *
+ * Why it exists: lib/remap works on byte buffers; this is the glue.  Each
+ * worker remaps the managed servers it owns (SPEC "Sharding": a lane and
+ * every connection on it belong to one server, so to one worker), on the
+ * worker's connection table.  Where atomic replacement manages a server
+ * (it has lock regions) it keeps that table and runs before remapping on
+ * requests, after it on responses; for the other servers remapping keeps
+ * the table itself.  Frames remapping creates (a client's share of a
+ * coalesced lane ACK, a NAK asking a client to resend, an answer given
+ * again) go to the client side through the functions after it, so atomic
+ * replacement turns an expanded ACK into the ATOMIC ACK its client waits
+ * for.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "remap_fn.h"
+#include "sword_log.h"
+
+#define REMAP_FN_EMIT_MAX 32
+
+struct remap_fn {
+	struct remap *remap;
+	uint64_t emit_lost;            /* no mbuf (or no room) for a created frame */
+	struct remap_emit emit[REMAP_FN_EMIT_MAX];
+};
+
+#define NAME(n) "remap_" #n,
+static const char *const remap_fn_counter_names[] = {
+	REMAP_COUNTERS(NAME) "remap_emit_lost",
+};
+#undef NAME
+#define N_COUNTERS RTE_DIM(remap_fn_counter_names)
+
+/* Does atomic replacement keep server i's connections on this worker? */
+static bool
+serializer_keeps(const struct sword_config *cfg, unsigned int i)
+{
+	if (!cfg->atomic_replacement)
+		return false;
+	for (unsigned int k = 0; k < cfg->n_locks; k++)
+		if (cfg->locks[k].server_idx == (int)i)
+			return true;
+	return false;
+}
+
+static void *
+fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
+{
+	struct remap_server servers[SWORD_MAX_SERVERS];
+	struct remap_params prm = { .servers = servers };
+	struct remap_fn *f;
+
+	for (unsigned int i = 0; i < cfg->n_servers; i++) {
+		if (sword_config_server_worker(cfg, i) != w->id)
+			continue;
+		servers[prm.n_servers++] = (struct remap_server){
+			.ip = cfg->servers[i].ip,
+			.lanes = cfg->servers[i].lanes ? cfg->servers[i].lanes
+						       : cfg->remap.lanes,
+			.keep_conns = !serializer_keeps(cfg, i),
+		};
+	}
+	f = rte_zmalloc_socket("remap_fn", sizeof(*f), RTE_CACHE_LINE_SIZE, socket_id);
+	if (f == NULL)
+		return NULL;
+	if (prm.n_servers == 0)
+		return f;              /* this worker owns no server */
+	prm.rc = sword_worker_rc(w);
+	prm.ring = cfg->remap.ring;
+	prm.client_ring = cfg->remap.client_ring;
+	prm.pmtu = cfg->atomic.pmtu;
+	prm.responder_resources = cfg->remap.responder_resources;
+	if (prm.rc == NULL || (f->remap = remap_create(&prm)) == NULL) {
+		SWORD_LOG(ERR, "remapping: cannot create worker %u state: %s", w->id,
+			  strerror(prm.rc == NULL ? ENOMEM : errno));
+		rte_free(f);
+		return NULL;
+	}
+	return f;
+}
+
+static void
+fn_destroy(void *state)
+{
+	struct remap_fn *f = state;
+
+	remap_destroy(f->remap);
+	rte_free(f);
+}
+
+/* Created frames to the client side, through the functions after this. */
+static void
+emit_frames(struct remap_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx,
+	    uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = ctx->pool ? rte_pktmbuf_alloc(ctx->pool) : NULL;
+		uint8_t *d;
+
+		if (m == NULL || (d = (uint8_t *)rte_pktmbuf_append(m,
+				(uint16_t)f->emit[i].len)) == NULL) {
+			rte_pktmbuf_free(m);
+			f->emit_lost++;
+			continue;
+		}
+		memcpy(d, f->emit[i].buf, f->emit[i].len);
+		m->port = ctx->m->port;
+		if (sword_fn_emit(w, ctx, m, false) < 0)
+			f->emit_lost++;
+	}
+}
+
+static enum sword_fn_verdict
+fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
+{
+	struct remap_fn *f = state;
+	struct rte_mbuf *m = ctx->m;
+	uint32_t len = rte_pktmbuf_data_len(m), cap = m->buf_len - m->data_off;
+	uint32_t n_emit = 0;
+	enum remap_verdict v;
+
+	if (f->remap == NULL)
+		return SWORD_FN_PASS;
+	if (ctx->to_server)
+		v = remap_on_request(f->remap, ctx->frame, &len, cap, ctx->p, ctx->icrc_ok,
+				     ctx->now, f->emit, REMAP_FN_EMIT_MAX, &n_emit);
+	else
+		v = remap_on_response(f->remap, ctx->frame, &len, cap, ctx->p, ctx->now,
+				      f->emit, REMAP_FN_EMIT_MAX, &n_emit);
+	if (n_emit)
+		emit_frames(f, w, ctx, n_emit);
+	switch (v) {
+	case REMAP_MODIFIED:
+		ctx->icrc_ok = true;
+		return SWORD_FN_MODIFIED;
+	case REMAP_DROP:
+		return SWORD_FN_DROP;
+	case REMAP_PASS:
+	default:
+		return SWORD_FN_PASS;
+	}
+}
+
+static void
+fn_publish(void *state, uint64_t *counters)
+{
+	struct remap_fn *f = state;
+	unsigned int i = 0;
+
+	if (f->remap != NULL) {
+		const struct remap_counters *c = remap_counters(f->remap);
+
+#define COPY(n) counters[i++] = c->n;
+		REMAP_COUNTERS(COPY)
+#undef COPY
+	}
+	counters[N_COUNTERS - 1] = f->emit_lost;
+}
+
+const struct sword_fn_ops remap_fn_ops = {
+	.name = "remapping",
+	.create = fn_create,
+	.destroy = fn_destroy,
+	.process = fn_process,
+	.publish = fn_publish,
+	.n_counters = N_COUNTERS,
+	.counter_names = remap_fn_counter_names,
+};
+
+const struct remap *
+remap_fn_remap(const void *state)
+{
+	return state ? ((const struct remap_fn *)state)->remap : NULL;
+}
