@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh — the sword demo: contending Sherman-style lock clients through
-# swordd, pass-through vs lock acceleration, live.
+# swordd, pass-through vs lock acceleration (and connection remapping), live.
 #
 #   netns client (198.18.0.1): N roce-peer clients (sherman-lock)
 #        | tap
@@ -13,7 +13,9 @@
 # runs the same load twice — swordd pass-through (atomic_replacement = off)
 # and lock acceleration (atomic_replacement = on) — printing live progress
 # every second (lock ops/s, retries, retransmissions, violations, swordd
-# managed frames and rewrites), then a summary comparing the two, with the
+# managed frames and rewrites), then a summary comparing the runs (with what
+# each takes off the memory server: atomics it executed per second, server
+# QPs that carried the requests), with the
 # checks the clients and the memory server make (violations, QP errors,
 # per-lock counters in memory = critical sections completed).  Everything it
 # creates (namespaces, taps, processes, DPDK runtime files, temp files) is
@@ -29,7 +31,10 @@
 #   --clients N      contending client processes (default 4)
 #   --qps N          QPs per client (default 1)
 #   --locks N        lock words (default 4; fewer = more contention)
-#   --mode M         both | passthrough | accel (default both)
+#   --mode M         both | passthrough | accel | remap | accel-remap | all
+#                    (default both = passthrough + accel; remap: every client
+#                    QP onto one server QP, remapping = on; accel-remap: both
+#                    functions; all: the four runs)
 #   --no-setup       do not run scripts/setup.sh (use an existing build)
 #   --build DIR      meson build directory (default: build/)
 #   --json FILE      write the summary as JSON to FILE
@@ -76,7 +81,7 @@ done
 for v in "$duration" "$clients" "$qps" "$locks"; do
 	case "$v" in ''|*[!0-9]*|0) echo "run.sh: --duration/--clients/--qps/--locks want positive integers" >&2; exit 2 ;; esac
 done
-case "$mode" in both|passthrough|accel) ;; *) echo "run.sh: --mode both|passthrough|accel" >&2; exit 2 ;; esac
+case "$mode" in both|passthrough|accel|remap|accel-remap|all) ;; *) echo "run.sh: --mode both|passthrough|accel|remap|accel-remap|all" >&2; exit 2 ;; esac
 if [ "$(id -u)" -ne 0 ]; then
 	echo "run.sh: must run as root (network namespaces, tap devices, AF_PACKET, DPDK)" >&2
 	exit 1
@@ -188,10 +193,11 @@ tel() { # telemetry query -> "managed rewritten" (0 0 if not available)
 		managed_rx rewritten 2>/dev/null || echo "0 0"
 }
 
-# one run: $1 = on|off; leaves $work/<label>/*.json
+# one run: $1 = passthrough|accel|remap|accel-remap; leaves $work/$1/*.json
 run_once() {
-	local accel=$1 label dir i t smac ops rate prev=0 retries retx viol mgd rw o r x v n t0 prev_ms now_ms
-	label=$([ "$accel" = on ] && echo accel || echo passthrough)
+	local label=$1 accel=off remap=off dir i t smac ops rate prev=0 retries retx viol mgd rw o r x v n t0 prev_ms now_ms
+	case "$label" in *accel*) accel=on ;; esac
+	case "$label" in *remap*) remap=on ;; esac
 	dir="$work/$label"
 	mkdir -p "$dir"
 	cat > "$dir/swordd.conf" <<EOF
@@ -215,6 +221,9 @@ word_size = 8
 learn_holdoff_ms = 0
 [features]
 atomic_replacement = $accel
+remapping = $remap
+[remap]
+lanes = 1
 EOF
 	netns_create "$ns_c"
 	netns_create "$ns_s"
@@ -300,13 +309,20 @@ EOF
 
 echo "sword demo: $clients Sherman-style clients x $qps QP, $locks locks, ${duration}s per run"
 echo "  client netns $ns_c (198.18.0.1) -- swordd two-port (net_tap) -- server netns $ns_s (198.18.0.2)"
-runs=()
-[ "$mode" = accel ] || runs+=(off)
-[ "$mode" = passthrough ] || runs+=(on)
+case "$mode" in
+both) runs=(passthrough accel) ;;
+all) runs=(passthrough accel remap accel-remap) ;;
+*) runs=("$mode") ;;
+esac
 for a in "${runs[@]}"; do
 	[ "$interrupted" -eq 0 ] || break
 	echo
-	echo "== swordd $([ "$a" = on ] && echo "lock acceleration (atomic_replacement = on)" || echo "pass-through (atomic_replacement = off)")"
+	case "$a" in
+	passthrough) echo "== swordd pass-through (atomic_replacement = off)" ;;
+	accel) echo "== swordd lock acceleration (atomic_replacement = on)" ;;
+	remap) echo "== swordd connection remapping (remapping = on, 1 lane: every client QP onto one server QP)" ;;
+	accel-remap) echo "== swordd lock acceleration + connection remapping (both on, 1 lane)" ;;
+	esac
 	run_once "$a"
 done
 

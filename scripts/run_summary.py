@@ -3,7 +3,9 @@
 """
 run_summary.py — the demo's closing summary for scripts/run.sh: reads the
 JSON each run left (clients, memory server, swordd's --stats-json) under
-WORK/passthrough and WORK/accel, prints both runs and the endpoints'
+WORK/passthrough, WORK/accel, WORK/remap and WORK/accel-remap, prints the
+runs (with what each takes off the memory server: the atomics it executed
+per second and the server QPs that carried the requests) and the endpoints'
 checks, writes --json, exits 1 if a check failed.  It lived in a bash
 heredoc in run.sh; here it can be linted.
 
@@ -21,7 +23,7 @@ def load(p):
         return None
 
 runs, ok = [], True
-for label in ("passthrough", "accel"):
+for label in ("passthrough", "accel", "remap", "accel-remap"):
     d = os.path.join(work, label)
     if not os.path.isdir(d):
         continue
@@ -65,31 +67,47 @@ for label in ("passthrough", "accel"):
            "retries": sum(c["retries"] for c in cl), "retx": sum(c["retx_pkts"] for c in cl),
            "violations": viol, "qp_errors": qpe,
            "managed_rx": sw.get("managed_rx", 0), "rewrites": sw.get("rewritten", 0),
+           "server_atomics_per_s": (srv or {}).get("atomics", 0) / secs,
+           # QPs that took at least 1% of the requests (a connection's few
+           # requests before remapping binds it do not count)
+           "server_qps": sum(1 for n in (srv or {}).get("qp_executed", [])
+                             if n * 100 >= sum((srv or {}).get("qp_executed", [])) or 0),
+           "server_qps_any": len((srv or {}).get("qp_executed", [])),
            "no_impl": os.path.exists(os.path.join(d, "noimpl")),
            "interrupted": os.path.exists(os.path.join(d, "interrupted")),
            "ok": not why, "failures": why}
     ok = ok and not why
     runs.append(run)
 
-print("  %-26s %11s %9s %9s %9s %6s %5s %6s %9s %s" % ("run", "lock ops/s", "p50 us", "p99 us*",
-      "retries", "retx", "viol", "qperr", "rewrites", "checks"))
+print("  %-26s %11s %9s %9s %9s %6s %5s %6s %9s %11s %7s %s" % (
+      "run", "lock ops/s", "p50 us", "p99 us*", "retries", "retx", "viol", "qperr",
+      "rewrites", "srv atom/s", "srv QPs", "checks"))
 for r in runs:
     name = r["mode"] + (" (no impl)" if r["no_impl"] else "") + (" (interrupted)" if r["interrupted"] else "")
-    print("  %-26s %11.0f %9.0f %9.0f %9d %6d %5d %6d %9d %s" % (
+    print("  %-26s %11.0f %9.0f %9.0f %9d %6d %5d %6d %9d %11.0f %7d %s" % (
         name, r["lock_ops_per_s"], r["p50_us"], r["p99_us"], r["retries"], r["retx"],
-        r["violations"], r["qp_errors"], r["rewrites"], "ok" if r["ok"] else "FAILED"))
+        r["violations"], r["qp_errors"], r["rewrites"], r["server_atomics_per_s"],
+        r["server_qps"], "ok" if r["ok"] else "FAILED"))
     for w in r["failures"]:
         print("    %s: %s" % (r["mode"], w))
 if not runs:
     print("  (no run completed)")
 print("  (* worst client's p99; checks = no violation, no QP error, no retry storm,")
 print("     every lock word free and every lock's counter in server memory equal")
-print("     to the critical sections all clients completed)")
-if len(runs) == 2 and runs[0]["lock_ops_per_s"] > 0:
-    if runs[1]["no_impl"]:
-        print("  no acceleration ratio: this swordd passed the 'accel' run through too")
+print("     to the critical sections all clients completed; srv atom/s = atomics the")
+print("     memory server executed per second; srv QPs = server QPs that took >= 1%")
+print("     of the requests)")
+base = [r for r in runs if r["mode"] == "passthrough"]
+for r in runs:
+    if r["mode"] == "passthrough" or not base or base[0]["lock_ops_per_s"] <= 0:
+        continue
+    if r["no_impl"]:
+        print("  no %s ratio: this swordd passed the run through" % r["mode"])
     else:
-        print("  acceleration / pass-through: %.2fx lock ops/s" % (runs[1]["lock_ops_per_s"] / runs[0]["lock_ops_per_s"]))
+        print("  %s / pass-through: %.2fx lock ops/s, server atomics %.0f/s -> %.0f/s, "
+              "server QPs %d -> %d" % (r["mode"], r["lock_ops_per_s"] / base[0]["lock_ops_per_s"],
+                                       base[0]["server_atomics_per_s"], r["server_atomics_per_s"],
+                                       base[0]["server_qps"], r["server_qps"]))
 if out:
     with open(out, "w") as f:
         json.dump({"ok": ok, "runs": runs}, f, indent=1)

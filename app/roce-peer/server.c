@@ -273,6 +273,13 @@ rp_server(const struct rp_opts *o)
 			fprintf(f, "{\"role\": \"server\", \"active_qps\": %u, \"ctl_bad\": %llu, ",
 				peer_resp_active_qps(r), (unsigned long long)ctl_bad);
 			json_stats(f, peer_resp_stats(r), peer_link_stats(link));
+			/* requests each QP took: which QPs carried the load */
+			fprintf(f, "\"qp_executed\": [");
+			for (uint32_t g = 0, n = 0; g < o->max_qps; g++)
+				if (peer_resp_qp_executed(r, g))
+					fprintf(f, "%s%llu", n++ ? ", " : "",
+						(unsigned long long)peer_resp_qp_executed(r, g));
+			fprintf(f, "], ");
 			fprintf(f, "\"lock_words\": [");
 			for (uint32_t i = 0; i < o->dump_locks; i++) {
 				uint8_t *w = peer_resp_mem(r, base + RP_LOCK_OFF + 8ull * i, 8);

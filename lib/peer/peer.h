@@ -174,6 +174,8 @@ const struct peer_resp_stats *peer_resp_stats(const struct peer_resp *r);
 /* Memory access for checks and dumps (NULL if va..va+len is not in an MR). */
 uint8_t *peer_resp_mem(struct peer_resp *r, uint64_t va, uint64_t len);
 uint32_t peer_resp_active_qps(const struct peer_resp *r);
+/* In-sequence requests QP g took (what remapping moves onto lanes). */
+uint64_t peer_resp_qp_executed(const struct peer_resp *r, uint32_t g);
 /* A reconnect of QP g (modify to RESET, then RTR at psn): forget the peer
  * binding, the expected PSN, the MSN, the responder resources and any
  * WRITE in progress.  -EINVAL if g is not served. */

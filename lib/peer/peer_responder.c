@@ -48,6 +48,7 @@ struct resp_qp {
 	uint32_t wr_left;
 	struct rd_res res[PEER_RD_ATOMIC];
 	uint32_t res_next;
+	uint64_t executed;        /* in-sequence requests taken on this QP */
 };
 
 struct peer_resp {
@@ -121,6 +122,12 @@ peer_resp_active_qps(const struct peer_resp *r)
 	for (uint32_t g = 0; g < r->cfg.max_qps; g++)
 		n += r->qps[g].bound;
 	return n;
+}
+
+uint64_t
+peer_resp_qp_executed(const struct peer_resp *r, uint32_t g)
+{
+	return g < r->cfg.max_qps ? r->qps[g].executed : 0;
 }
 
 int
@@ -387,6 +394,7 @@ peer_resp_input(struct peer_resp *r, uint8_t *f, uint32_t len)
 		return;
 	}
 	q->nak_sent = false;
+	q->executed++;
 
 	if (oi->flags & ROCE_F_WRITE) {
 		uint32_t plen = p.payload_len - p.pad;

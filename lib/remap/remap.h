@@ -105,6 +105,7 @@ struct remap_emit {
 	X(ring_full)         /* lane stub ring full of unanswered PSNs */     \
 	X(dead_lane_dropped) /* request of a client on a closed lane */       \
 	X(unbound_direct)    /* request of a connection not (yet) on a lane */ \
+	X(before_binding)    /* bound connection's PSN from before its binding */ \
 	X(resp_seen)                                                          \
 	X(resp_mapped)       /* lane responses given to their client */       \
 	X(acks_expanded)     /* extra client ACKs from one lane ACK */        \

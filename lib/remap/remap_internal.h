@@ -55,13 +55,13 @@ struct rmp_lane {
 	uint32_t prompted;    /* recovering: lane PSN whose client was asked */
 	uint8_t prompted_set;
 	/* A real atomic the server completed whose answer swordd never saw:
-	 * its client will ask again, and the server answers from a replay
-	 * cache that holds only its last rd_max atomics.  So from the oldest
-	 * such one on, at most rd_max atomics ride the lane until it is
-	 * answered. */
+	 * its client will ask again, and the server answers from its
+	 * responder resources, which hold only its last rd_max READs and
+	 * atomics.  So from the oldest such one on, at most rd_max READs and
+	 * atomics ride the lane until it is answered. */
 	uint8_t unans_set;
 	uint32_t unans_first;  /* its lane PSN */
-	uint32_t atom_since;   /* atomics sent from it on (it included) */
+	uint32_t atom_since;   /* READs and atomics sent from it on (it included) */
 	/* a server→client frame of this lane (headers only), to build NAKs
 	 * asking a client to resend */
 	uint8_t tmpl[REMAP_EMIT_BUF];

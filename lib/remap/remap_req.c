@@ -100,7 +100,7 @@ lane_room(struct remap *r, struct rmp_lane *l, uint8_t kind, uint32_t span)
 		r->c.rd_limit_dropped++;
 		return false;
 	}
-	if (kind == RK_ATOMIC && l->unans_set && l->atom_since >= l->rd_max) {
+	if (kind != RK_ACKABLE && l->unans_set && l->atom_since >= l->rd_max) {
 		r->c.rd_limit_dropped++;
 		return false;
 	}
@@ -145,7 +145,7 @@ place(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, uint32_t cps
 	l->next = roce_psn_add(l->next, span);
 	if (kind != RK_ACKABLE)
 		l->rd_out++;
-	if (kind == RK_ATOMIC && l->unans_set)
+	if (kind != RK_ACKABLE && l->unans_set)
 		l->atom_since++;
 	return lpsn;
 }
@@ -319,8 +319,10 @@ req_route(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 	struct rmp_lane *l = &r->lanes[rcn->lane];
 	int32_t d;
 
-	if (roce_psn_diff(p->psn, rcn->bind_psn) < 0)
-		return REMAP_PASS;      /* sent before the binding: its own QP */
+	if (roce_psn_diff(p->psn, rcn->bind_psn) < 0) {
+		r->c.before_binding++;  /* sent before the binding: its own QP */
+		return REMAP_PASS;
+	}
 	if (!l->open) {
 		r->c.dead_lane_dropped++;
 		return REMAP_DROP;

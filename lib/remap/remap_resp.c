@@ -180,8 +180,46 @@ reack(struct resp_ctx *x, uint32_t upto_incl)
 		if ((c = rmp_stub_client(r, st, &rcn)) == NULL)
 			continue;
 		emit_aeth(x, c, rcn, st->cpsn, syn, st->cmsn);
+		note_acked(rcn, st->cpsn);
 		r->c.reacked++;
 	}
+}
+
+/*
+ * A READ or atomic answered late (its first answer was lost, the client
+ * asked again): the client's WRITE/SENDs the lane completed after it were
+ * held back from it (expand); acknowledge them now, up to its next
+ * unanswered READ or atomic, instead of waiting for its timeout.
+ */
+static void
+catch_up(struct resp_ctx *x, const struct rmp_stub *answered)
+{
+	struct remap *r = x->r;
+	struct rmp_lane *l = x->l;
+	const struct rmp_stub *best = NULL;
+	struct rmp_conn *rcn = NULL;
+	struct rc_conn *c;
+
+	for (uint32_t q = roce_psn_add(answered->lpsn, 1); roce_psn_diff(q, l->una) < 0;
+	     q = roce_psn_add(q, 1)) {
+		const struct rmp_stub *st = rmp_stub_get(r, l, q);
+
+		if (st == NULL || st->conn != answered->conn || st->inc != answered->inc)
+			continue;
+		if (st->kind != RK_ACKABLE) {
+			if (!(st->flags & RS_ANSWERED))
+				break;
+			continue;
+		}
+		best = st;
+	}
+	if (best == NULL || (c = rmp_stub_client(r, best, &rcn)) == NULL ||
+	    roce_psn_diff(best->cpsn, rcn->acked) < 0)
+		return;
+	emit_aeth(x, c, rcn, best->cpsn,
+		  roce_syndrome_make(ROCE_AETH_ACK, ROCE_AETH_CREDIT_INVALID), best->cmsn);
+	note_acked(rcn, best->cpsn);
+	r->c.acks_expanded++;
 }
 
 /* The response becomes its client's: addresses, QPN, PSN, MSN. */
@@ -252,6 +290,8 @@ resp_atomic_ack(struct resp_ctx *x, uint32_t L, struct rmp_stub *st)
 		expand(x, L);
 		emit_acks(x, RMP_NONE);
 		x->l->una = roce_psn_add(L, 1);
+	} else if (!(st->flags & RS_ANSWERED)) {
+		catch_up(x, st);
 	}
 	st->flags |= RS_ANSWERED;
 	rmp_release(x->l, st);
@@ -291,6 +331,9 @@ resp_read(struct resp_ctx *x, uint32_t L, struct rmp_stub *st)
 		if (fl & ROCE_F_LAST)
 			rmp_release(x->l, st);
 		x->l->una = roce_psn_add(L, 1);
+	} else if ((fl & ROCE_F_LAST) && !(st->flags & RS_ANSWERED)) {
+		st->flags |= RS_ANSWERED;
+		catch_up(x, st);
 	}
 	if ((c = rmp_stub_client(x->r, st, &rcn)) == NULL) {
 		x->r->c.resp_orphan++;
@@ -360,7 +403,8 @@ rmp_unans_rescan(struct remap *r, struct rmp_lane *l, uint32_t from, uint32_t up
 		for (uint32_t k = q; roce_psn_diff(k, l->next) < 0; k = roce_psn_add(k, 1)) {
 			const struct rmp_stub *s2 = rmp_stub_get(r, l, k);
 
-			l->atom_since += s2 != NULL && s2->kind == RK_ATOMIC;
+			l->atom_since += s2 != NULL && s2->kind != RK_ACKABLE &&
+					 (s2->flags & RS_FIRST);
 		}
 		return;
 	}

@@ -49,6 +49,9 @@ word_size = 8
 learn_holdoff_ms = 0
 [features]
 atomic_replacement = {accel}
+remapping = {remap}
+[remap]
+lanes = {lanes}
 """
 
 
@@ -62,7 +65,8 @@ def roce_peer_path():
 class Topology:
     """Namespaces C and S joined through swordd (path='swordd') or a veth pair."""
 
-    def __init__(self, path="swordd", accel=False, pcap=False, d=None):
+    def __init__(self, path="swordd", accel=False, pcap=False, d=None, remap=False,
+                 lanes=1):
         self.d = d or t.tmpdir()
         tg = t.tag()
         self.ns_c, self.ns_s = "e2ec%s" % tg, "e2es%s" % tg
@@ -77,7 +81,9 @@ class Topology:
             conf = os.path.join(self.d, "swordd.conf")
             with open(conf, "w") as f:
                 f.write(SWORDD_CONF.format(server_ip=SERVER_IP,
-                                           accel="on" if accel else "off"))
+                                           accel="on" if accel else "off",
+                                           remap="on" if remap else "off",
+                                           lanes=lanes))
             self.sw = t.Swordd(["net_tap0,iface=%s" % self.if_c,
                                 "net_tap1,iface=%s" % self.if_s],
                                ["-c", conf, "--stats-json", self.stats_json],
@@ -366,3 +372,41 @@ def validate_pcaps(paths, min_frames):
     if r.returncode != 0:
         raise t.TestFailure("validate_pcap.py:\n%s%s" % (r.stdout[-3000:], r.stderr[-2000:]))
     t.log(r.stdout.strip())
+
+
+def server_qp_requests(pcap):
+    """Requests per destination QPN in a capture (the server side of swordd),
+    in capture order: {qpn: count}, and the QPN of each request."""
+    r = t.sh(["tshark", "-r", pcap, "-Y", "infiniband.bth.opcode < 16 || "
+              "(infiniband.bth.opcode >= 19 && infiniband.bth.opcode <= 20) || "
+              "infiniband.bth.opcode == 24",
+              "-T", "fields", "-e", "infiniband.bth.destqp"], check_rc=False)
+    if r.returncode != 0:
+        raise t.TestFailure("tshark on %s: %s" % (pcap, r.stderr[-1000:]))
+    order = [int(x, 0) for x in r.stdout.split() if x]
+    counts = {}
+    for q in order:
+        counts[q] = counts.get(q, 0) + 1
+    return counts, order
+
+
+def check_remapped(pcap, st, connections, lanes):
+    """Every connection moved onto a lane, and the server side shows
+    requests on `lanes` server QPs, but for those swordd counted as sent
+    before a connection's binding (tshark decodes the capture: not our
+    parser)."""
+    bound = st.get("fn_remap_bound", 0)
+    t.check(bound >= connections, "remapping bound %d of %d connections" % (bound, connections))
+    t.check_eq(st.get("fn_remap_lanes_opened", 0), lanes, "lanes opened")
+    counts, _ = server_qp_requests(pcap)
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    on_lanes = sum(n for _, n in ranked[:lanes])
+    off_lanes = sum(n for _, n in ranked[lanes:])
+    direct = st.get("fn_remap_unbound_direct", 0) + st.get("fn_remap_before_binding", 0)
+    t.log("server QPs carrying requests: %d (lanes %s: %d requests; others %d, "
+          "swordd passed %d before bindings)" % (
+              len(counts), [hex(q) for q, _ in ranked[:lanes]], on_lanes, off_lanes, direct))
+    t.check(off_lanes <= direct, "%d requests reached non-lane server QPs, swordd passed "
+            "only %d before bindings" % (off_lanes, direct))
+    t.check(on_lanes > 10 * off_lanes, "lanes carried %d requests, other QPs %d" %
+            (on_lanes, off_lanes))

@@ -68,13 +68,17 @@ def body():
                     help="server fault seed (clients: +1+c); see e2e.run")
     ap.add_argument("--direct", action="store_true",
                     help="veth pair instead of swordd (the endpoints alone)")
+    ap.add_argument("--remap", action="store_true",
+                    help="[features] remapping = on: every client QP onto --lanes server QPs")
+    ap.add_argument("--lanes", type=int, default=1)
     ap.add_argument("--rewrites-optional", action="store_true",
                     help="with --accel: safety only, rewrites reported, not "
                     "required (see tests/e2e/meson.build)")
     a, _ = ap.parse_known_args()
     locks = 130 if a.workload == "rcuckoo-lock" else 4
 
-    topo = e2e.Topology("direct" if a.direct else "swordd", accel=a.accel, pcap=True)
+    topo = e2e.Topology("direct" if a.direct else "swordd", accel=a.accel, pcap=True,
+                        remap=a.remap, lanes=a.lanes)
     try:
         sjs, cjs, rcs = e2e.run(topo, workload=a.workload, clients=a.clients, qps=a.qps,
                                 ops=a.ops, locks=locks, faults=FAULTS if a.faults else None,
@@ -112,8 +116,13 @@ def body():
                 "fault injection lost nothing: not a fault test")
         t.check(sum(c["retx_pkts"] for c in cjs) > 0, "faults but no retransmission")
     if st is not None:
-        e2e.check_swordd_counters(st, sjs, cjs, accel_active, accel_on=a.accel,
+        # remapping rewrites every request it stitches and creates frames
+        # (expanded ACKs): it counts as acceleration for the port balance
+        e2e.check_swordd_counters(st, sjs, cjs, accel_active or a.remap,
+                                  accel_on=a.accel or a.remap,
                                   require_rewrites=not a.rewrites_optional)
+        if a.remap:
+            e2e.check_remapped(pcaps[1], st, a.clients * a.qps, a.lanes)
         if a.rewrites_optional:
             t.log("rewritten (reported, not required): %d" % st.get("rewritten", 0))
     e2e.validate_pcaps(pcaps, min_frames=sjs["rx_frames"] // 2)
