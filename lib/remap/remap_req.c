@@ -236,8 +236,9 @@ answer_again(struct remap *r, struct rmp_lane *l, const struct rc_conn *c,
 	return REMAP_DROP;
 }
 
-/* A READ whose stub is gone: placed anew (a duplicate READ is executed
- * again by the server anyway, at its own PSN). */
+/* A READ asked again whose stub is gone or that the server has completed:
+ * placed anew at the lane's next PSN (the server would execute a duplicate
+ * READ again anyway, on memory as it is then). */
 static enum remap_verdict
 read_again(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_conn *rcn,
 	   uint8_t *f, struct roce_pkt *p, uint64_t now)
@@ -288,6 +289,11 @@ req_retransmit(struct remap *r, struct rmp_lane *l, struct rc_conn *c,
 		r->c.retrans_expired++;
 		return REMAP_DROP;
 	}
+	/* a READ the server has completed: asked again at its old PSN, the
+	 * server could only answer from responder resources that other
+	 * clients' READs and atomics on the lane may have recycled */
+	if (rv->kind == RK_READ && roce_psn_diff(lpsn, l->una) < 0 && !l->recovering)
+		return read_again(r, l, c, rcn, f, p, now);
 	if (l->recovering) {
 		int32_t d = roce_psn_diff(lpsn, l->resend);
 
