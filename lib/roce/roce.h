@@ -485,6 +485,20 @@ void roce_icrc_compute_burst(uint8_t *const frames[],
 			     const struct roce_pkt *const pkts[], uint32_t n,
 			     uint32_t icrc_out[]);
 
+/*
+ * Re-sign a frame whose ICRC was valid after a change that lies within
+ * the 8 bytes at off (l3_off <= off, off + 8 <= icrc_off), the frame's
+ * length unchanged: delta is the XOR of those 8 bytes before and after
+ * the change, as memcpy loads them (memory order).  The new ICRC is
+ * derived from the stored one (CRC linearity), without reading the
+ * frame: cheaper than roce_icrc_update, and a frame whose ICRC was wrong
+ * stays wrong by the same error.  (Without PCLMULQDQ, or with the
+ * rte_net_crc path forced, it is roce_icrc_update, which recomputes it
+ * from the frame.)  0, or -EINVAL for a window outside those bounds.
+ */
+int roce_icrc_patch(uint8_t *frame, const struct roce_pkt *p, uint32_t off,
+		    uint64_t delta);
+
 /* The ICRC implementation in use, e.g. "mb4-avx" (for the start-up log). */
 const char *roce_icrc_impl(void);
 

@@ -236,6 +236,20 @@ k33(uint32_t normal)
 	return (uint64_t)reflect32(normal) << 1;
 }
 
+/* v * x^n mod P, normal form */
+static uint32_t
+xmul_pow(uint32_t v, unsigned int n)
+{
+	while (n--)
+		v = (v << 1) ^ ((v & 0x80000000u) ? CRC32_POLY : 0);
+	return v;
+}
+
+/* roce_icrc_patch: [q] moves an accumulator on by q >= 1 blocks, for
+ * changes up to 16 KB before the end of a pseudo-frame */
+#define PATCH_SKIP_MAX 1024
+static __m128i crc_k_skip[PATCH_SKIP_MAX];
+
 /* the pair that moves an accumulator on by `blocks` 16-byte blocks */
 static __m128i
 k_fold_by(unsigned int blocks)
@@ -259,6 +273,16 @@ RTE_INIT(roce_crc_clmul_init)
 		}
 	roce_crc_k_fold = k_fold_by(1);
 	roce_crc_k_fold4 = k_fold_by(4);
+	{
+		uint32_t lo = xpow_mod(128 + 32), hi = xpow_mod(128 - 32);
+
+		for (unsigned int q = 1; q < PATCH_SKIP_MAX; q++) {
+			crc_k_skip[q] = _mm_set_epi64x((long long)k33(hi),
+						       (long long)k33(lo));
+			lo = xmul_pow(lo, 128);
+			hi = xmul_pow(hi, 128);
+		}
+	}
 	for (unsigned int d = 0; d < 3; d++)
 		roce_crc_k_dist[d] = k_fold_by(3 - d);
 	roce_crc_k_tail = _mm_set_epi64x((long long)k33(xpow_mod(64)),
@@ -398,6 +422,52 @@ roce_icrc_fold_avx_burst(uint8_t *const frames[],
 					icrc_fold_len(p) + 4,
 					roce_icrc_mask_ver[p->ip_version & 7]);
 	}
+}
+
+/* The OR-mask byte at frame offset off (>= l3_off) of any layout. */
+static uint8_t
+mask_byte(const struct roce_pkt *p, uint32_t off)
+{
+	uint32_t ip = off - p->l3_off, l4 = off - p->l4_off;
+
+	if (off >= p->l4_off)
+		return l4 == 6 || l4 == 7 || l4 == 8 + 4 ? 0xff : 0;
+	if (p->ip_version == 4)
+		return ip == 1 || ip == 8 || ip == 10 || ip == 11 ? 0xff : 0;
+	return ip == 0 ? 0x0f : (ip >= 1 && ip <= 3) || ip == 7 ? 0xff : 0;
+}
+
+/*
+ * The CRC of the pseudo-frame is linear: for equal lengths and a zero
+ * register, crc0(A ^ D) = crc0(A) ^ crc0(D), and the ICRC is crc0 plus a
+ * constant of the length.  So a change D confined to 8 bytes moves the
+ * ICRC by crc0(D) = D * x^(8 * bytes after it) mod P: the 8 bytes placed
+ * in a 32-byte window so that r = t mod 16 of the t bytes after them fall
+ * inside it, the window's accumulator moved on by the q = t / 16 blocks
+ * that are left (one multiply by a table entry), one reduction.
+ */
+static __rte_noinline CLMUL_FN uint32_t
+icrc_patch_delta(const struct roce_pkt *p, uint32_t off, uint64_t delta)
+{
+	uint32_t t = p->icrc_off - off - 8, q = t >> 4, sh = 24 - (t & 15);
+	__m128i x = _mm_cvtsi64_si128((long long)delta), acc;
+
+	if (sh >= 16) {
+		/* all 8 bytes in the window's second block */
+		acc = _mm_shuffle_epi8(x, _mm_loadu_si128((const __m128i *)
+					(roce_crc_shl_tab + 16 - (sh - 16))));
+	} else {
+		/* its first block takes the bytes up to its end, the
+		 * second the rest */
+		acc = crc_fold16(_mm_shuffle_epi8(x, _mm_loadu_si128(
+				(const __m128i *)(roce_crc_shl_tab + 16 - sh))),
+				 roce_crc_k_fold,
+				 _mm_shuffle_epi8(x, _mm_loadu_si128(
+				(const __m128i *)(crc_shr_tab + 16 - sh))));
+	}
+	if (q != 0)
+		acc = crc_fold16(acc, crc_k_skip[q], _mm_setzero_si128());
+	return crc_reduce(acc);
 }
 #endif /* RTE_ARCH_X86 */
 
@@ -628,6 +698,44 @@ roce_icrc_update(uint8_t *frame, const struct roce_pkt *p)
 	uint32_t v = rte_cpu_to_le_32(icrc_calc(frame, p));
 
 	memcpy(frame + p->icrc_off, &v, sizeof(v));
+}
+
+int
+roce_icrc_patch(uint8_t *frame, const struct roce_pkt *p, uint32_t off,
+		uint64_t delta)
+{
+	uint32_t v;
+
+	if (unlikely(off < p->l3_off || off + 8 > p->icrc_off))
+		return -EINVAL;
+#ifdef RTE_ARCH_X86
+	if (likely(icrc_single != 0 &&
+		   p->icrc_off - off - 8 < 16 * PATCH_SKIP_MAX)) {
+		uint32_t o = off - p->l3_off + ICRC_LRH_LEN; /* in the pseudo-frame */
+
+		/* masked bytes are ones whatever they hold: no change */
+		if (unlikely(off < (uint32_t)p->bth_off + 5)) {
+			if (likely(!icrc_odd(p))) {
+				uint64_t m;
+
+				memcpy(&m, roce_icrc_mask_ver[p->ip_version & 7] + o,
+				       sizeof(m));
+				delta &= ~m;
+			} else {
+				for (uint32_t i = 0; i < 8; i++)
+					delta &= ~((uint64_t)mask_byte(p, off + i) <<
+						   (8 * i));
+			}
+		}
+		v = roce_icrc_stored(frame, p) ^ icrc_patch_delta(p, off, delta);
+		v = rte_cpu_to_le_32(v);
+		memcpy(frame + p->icrc_off, &v, sizeof(v));
+		return 0;
+	}
+#endif
+	RTE_SET_USED(delta);
+	roce_icrc_update(frame, p);
+	return 0;
 }
 
 /*

@@ -395,6 +395,7 @@ END_TEST
 /* The burst ICRC on frames */
 
 static uint8_t frame_arena[BURST_MAX][2400];
+static uint8_t copy_buf[2400];
 
 /* A random frame of a random shape at a random alignment in slot i:
  * mostly the hot path's CAS and ACK, some SENDs of any size, a few with
@@ -560,6 +561,80 @@ START_TEST(burst_mixed_good_and_bad)
 }
 END_TEST
 
+/*
+ * roce_icrc_patch (the ICRC moved by the change, from the stored one)
+ * against a full recompute through rte_net_crc: random frames of every
+ * shape, random 8-byte windows anywhere from the IP header to the ICRC
+ * (masked fields included), random changes of one bit to all 64.  On
+ * the paths that patch, a frame whose ICRC was wrong stays wrong by the
+ * same error.
+ */
+START_TEST(patch_matches_full_recompute)
+{
+	uint32_t frames = 0, masked_windows = 0;
+
+	FOR_EACH_PATH(path) {
+		for (int i = 0; i < 20000; i++) {
+			struct roce_pkt pk;
+			uint8_t *f = stage_frame(i % BURST_MAX, &pk, NULL);
+			uint32_t off = pk.l3_off +
+				rnd() % (pk.icrc_off - 8 - pk.l3_off + 1);
+			uint32_t err = rnd() % 4 == 0 ? rnd() | 1 : 0, want, got;
+			uint64_t delta, w;
+
+			switch (rnd() % 3) {
+			case 0: delta = 1ull << (rnd() % 64); break;
+			case 1: delta = (uint64_t)(rnd() & 0xff) << (8 * (rnd() % 8)); break;
+			default: delta = ((uint64_t)rnd() << 32) ^ rnd() ^
+					 ((uint64_t)rnd() << 17);
+			}
+			masked_windows += off < pk.bth_off + 5u;
+			roce_icrc_update(f, &pk);
+			if (err) {
+				/* a wrong ICRC on arrival */
+				uint32_t v;
+
+				memcpy(&v, f + pk.icrc_off, 4);
+				v ^= err;
+				memcpy(f + pk.icrc_off, &v, 4);
+			}
+			memcpy(&w, f + off, 8);
+			w ^= delta;
+			memcpy(f + off, &w, 8);
+			ck_assert_int_eq(roce_icrc_patch(f, &pk, off, delta), 0);
+			want = roce_icrc_compute_generic(f, &pk);
+			memcpy(&got, f + pk.icrc_off, 4);
+			got = rte_le_to_cpu_32(got);
+			if (path == ROCE_ICRC_PATH_GENERIC || !err) {
+				/* rte_net_crc forced: a plain re-sign */
+				ck_assert_msg(got == want, "%s: %s v%u len %u off %u "
+					      "delta %016llx: %08x != %08x",
+					      roce_icrc_path_name(path), pk.oi->name,
+					      pk.ip_version, pk.frame_len, off,
+					      (unsigned long long)delta, got, want);
+			} else {
+				ck_assert_uint_eq(got, want ^ err);
+				ck_assert(!roce_icrc_verify(f, &pk));
+			}
+			frames++;
+		}
+	}
+	{
+		/* windows outside [l3_off, icrc_off) are refused, untouched */
+		struct roce_pkt pk;
+		uint32_t len;
+		uint8_t *f = stage_frame(0, &pk, &len);
+
+		memcpy(copy_buf, f, len);
+		ck_assert_int_eq(roce_icrc_patch(f, &pk, pk.l3_off - 1, 1), -EINVAL);
+		ck_assert_int_eq(roce_icrc_patch(f, &pk, pk.icrc_off - 7, 1), -EINVAL);
+		ck_assert_mem_eq(f, copy_buf, len);
+	}
+	ck_assert_uint_gt(frames, 20000);
+	ck_assert_uint_gt(masked_windows, 100);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -580,6 +655,7 @@ main(void)
 	tcase_add_test(tc, burst_matches_zlib_random_bursts);
 	tcase_add_test(tc, icrc_burst_matches_rte_net_crc_path);
 	tcase_add_test(tc, burst_mixed_good_and_bad);
+	tcase_add_test(tc, patch_matches_full_recompute);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
