@@ -27,6 +27,10 @@
 
 #define ICRC_LRH_LEN 8 /* the 8 bytes of 0xFF that stand in for the LRH */
 
+/* lib/roce's own: hidden, so that its PIC code reaches them directly
+ * rather than through the GOT (a load more per constant per fold) */
+#define ICRC_HIDDEN __attribute__((visibility("hidden")))
+
 /* The pseudo-frame's OR-mask rows (see roce_icrc.c): [0] IPv4 with a
  * 20-byte header, [1] IPv6, [2] no mask at all (the tests' plain CRC).
  * Every masked byte lies in the first ICRC_MASK_SPAN bytes. */
@@ -36,17 +40,18 @@
 #define ICRC_ROWS 3
 #define ICRC_MASK_SPAN 64
 #define ICRC_MASK_ROW 160 /* covers every 16-byte load of the folds */
-extern uint8_t roce_icrc_mask[ICRC_ROWS][ICRC_MASK_ROW];
+extern ICRC_HIDDEN uint8_t roce_icrc_mask[ICRC_ROWS][ICRC_MASK_ROW];
 /* The same rows as the 512-bit kernel loads them: from the pseudo-frame's
  * fifth byte (the folds start there, see icrc_fold_body), with 64 zero
  * bytes before, so a 64-byte load may start up to 63 bytes early. */
 #define ICRC_MASK64_PRE 64
 #define ICRC_MASK64_ROW (ICRC_MASK64_PRE + 128)
-extern uint8_t roce_icrc_mask64[ICRC_ROWS][ICRC_MASK64_ROW];
+extern ICRC_HIDDEN uint8_t roce_icrc_mask64[ICRC_ROWS][ICRC_MASK64_ROW];
 /* Both by roce_pkt.ip_version & 7: one load finds a frame's row.  4 and 6
  * are the IP versions; every other index is the row without a mask (the
  * tests' plain CRC passes version 0). */
-extern const uint8_t *roce_icrc_mask_ver[8], *roce_icrc_mask64_ver[8];
+extern ICRC_HIDDEN const uint8_t *roce_icrc_mask_ver[8];
+extern ICRC_HIDDEN const uint8_t *roce_icrc_mask64_ver[8];
 
 /*
  * The burst kernels take parsed frames as the API does and write
@@ -116,11 +121,11 @@ roce_udp_cksum_fix(uint8_t *f, const struct roce_pkt *p)
 
 /* fold: [lo] x^160 mod P, [hi] x^96 mod P; tail: [lo] x^96, [hi] x^64;
  * barrett: [lo] mu without its x^32 term, [hi] P (see roce_icrc.c) */
-extern __m128i roce_crc_k_fold, roce_crc_k_tail, roce_crc_k_barrett;
+extern ICRC_HIDDEN __m128i roce_crc_k_fold, roce_crc_k_tail, roce_crc_k_barrett;
 /* fold by 64 bytes: [lo] x^544, [hi] x^480; the 512-bit kernel's last
  * step multiplies its four lanes by 3, 2, 1 blocks (k_dist[0..2]) */
-extern __m128i roce_crc_k_fold4, roce_crc_k_dist[3];
-extern const uint8_t roce_crc_shl_tab[32];
+extern ICRC_HIDDEN __m128i roce_crc_k_fold4, roce_crc_k_dist[3];
+extern ICRC_HIDDEN const uint8_t roce_crc_shl_tab[32];
 
 /* Append block x to accumulator acc (k = roce_crc_k_fold). */
 static __rte_always_inline CLMUL_FN __m128i
