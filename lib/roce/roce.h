@@ -458,11 +458,12 @@ void roce_icrc_update(uint8_t *frame, const struct roce_pkt *p);
 
 /*
  * The same for a burst: n frames (any n), frames[i] parsed as pkts[i].
- * One frame's ICRC is a chain of carry-less multiplies that wait on each
- * other; several frames' chains run side by side (roce_icrc_burst.c), so
- * a worker stages its burst: parse all, roce_icrc_verify_burst, decide,
- * rewrite the good ones with the *_defer rewriters below, and
- * roce_icrc_sign_burst what it rewrote.
+ * Several frames at once take fewer instructions per frame (with AVX-512)
+ * or overlap their chains of carry-less multiplies, and a frame's re-sign
+ * no longer waits on its rewrite's stores (roce_icrc_burst.c has the
+ * numbers), so a worker stages its burst: parse all,
+ * roce_icrc_verify_burst, decide, rewrite the good ones with the *_defer
+ * rewriters below, and roce_icrc_sign_burst what it rewrote.
  *
  * roce_icrc_verify_burst: ok_out[i] = roce_icrc_verify(frames[i], pkts[i]);
  *   returns how many are good.

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * roce_internal.h — lib/roce entry points for its own tests only.
+ * roce_internal.h — lib/roce entry points for its own tests and
+ * benchmarks only.
  *
  * Why it exists: roce_parse() has a fast path for the common frame shape
  * and falls back to a general parser, and the ICRC has its own CRC next
- * to rte_net_crc; the tests check that both give the same answer on every
- * input, which needs the general ones by themselves.
+ * to rte_net_crc, in several implementations; the tests check that all
+ * give the same answer on every input, which needs the general ones by
+ * themselves and a way to force each implementation, and the benchmarks
+ * compare the implementations.
  */
 #ifndef SWORD_ROCE_INTERNAL_H
 #define SWORD_ROCE_INTERNAL_H
