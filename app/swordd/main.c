@@ -542,6 +542,8 @@ main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	roce_crc_init();
+	/* avx512-vpclmulqdq needs --force-max-simd-bitwidth=512 (lib/roce) */
+	LOG(INFO, "ICRC: %s", roce_icrc_impl());
 
 	if (rte_lcore_count() < (unsigned int)cfg.workers + 1) {
 		LOG(ERR, "%u worker(s) need %u lcores (one main lcore for "

@@ -456,6 +456,53 @@ uint32_t roce_icrc_compute(uint8_t *frame, const struct roce_pkt *p);
 bool roce_icrc_verify(uint8_t *frame, const struct roce_pkt *p);
 void roce_icrc_update(uint8_t *frame, const struct roce_pkt *p);
 
+/*
+ * The same for a burst: n frames (any n), frames[i] parsed as pkts[i].
+ * Several frames at once take fewer instructions per frame (with AVX-512)
+ * or overlap their chains of carry-less multiplies, and a frame's re-sign
+ * no longer waits on its rewrite's stores (roce_icrc_burst.c has the
+ * numbers), so a worker stages its burst: parse all,
+ * roce_icrc_verify_burst, decide, rewrite the good ones with the *_defer
+ * rewriters below, and roce_icrc_sign_burst what it rewrote.
+ *
+ * roce_icrc_verify_burst: ok_out[i] = roce_icrc_verify(frames[i], pkts[i]);
+ *   returns how many are good.
+ * roce_icrc_sign_burst: for each i with sign[i], roce_icrc_update and, if
+ *   the sender used a UDP checksum (it covers the ICRC), that too, as the
+ *   rewriters do; returns how many it signed.  sign[] is required: pass
+ *   verify_burst's ok_out with the frames you did not change cleared.  A
+ *   frame whose ICRC was wrong on arrival must never be re-signed (it
+ *   would turn corruption into a valid packet), and carrying its verdict
+ *   to this call is how a burst that mixes good and bad frames keeps that.
+ * roce_icrc_compute_burst: icrc_out[i] = roce_icrc_compute(frames[i], pkts[i]).
+ */
+uint32_t roce_icrc_verify_burst(uint8_t *const frames[],
+				const struct roce_pkt *const pkts[], uint32_t n,
+				bool ok_out[]);
+uint32_t roce_icrc_sign_burst(uint8_t *const frames[],
+			      const struct roce_pkt *const pkts[], uint32_t n,
+			      const bool sign[]);
+void roce_icrc_compute_burst(uint8_t *const frames[],
+			     const struct roce_pkt *const pkts[], uint32_t n,
+			     uint32_t icrc_out[]);
+
+/*
+ * Re-sign a frame whose ICRC was valid after a change that lies within
+ * the 8 bytes at off (l3_off <= off, off + 8 <= icrc_off), the frame's
+ * length unchanged: delta is the XOR of those 8 bytes before and after
+ * the change, as memcpy loads them (memory order).  The new ICRC is
+ * derived from the stored one (CRC linearity), without reading the
+ * frame: cheaper than roce_icrc_update, and a frame whose ICRC was wrong
+ * stays wrong by the same error.  (Without PCLMULQDQ, or with the
+ * rte_net_crc path forced, it is roce_icrc_update, which recomputes it
+ * from the frame.)  0, or -EINVAL for a window outside those bounds.
+ */
+int roce_icrc_patch(uint8_t *frame, const struct roce_pkt *p, uint32_t off,
+		    uint64_t delta);
+
+/* The ICRC implementation in use, e.g. "mb4-avx" (for the start-up log). */
+const char *roce_icrc_impl(void);
+
 /* Select the fastest rte_net_crc implementation this CPU allows (idempotent). */
 void roce_crc_init(void);
 
@@ -486,6 +533,16 @@ int roce_atomic_to_write(uint8_t *frame, uint32_t *frame_len_io, uint32_t cap,
  * The AETH (syndrome incl. credits, MSN) is kept. */
 int roce_ack_to_atomic_ack(uint8_t *frame, uint32_t *frame_len_io, uint32_t cap,
 			   struct roce_pkt *p, uint64_t orig);
+
+/* The same two rewrites leaving the ICRC (and a UDP checksum, which
+ * covers it) stale, for a caller that re-signs the burst afterwards with
+ * roce_icrc_sign_burst. */
+int roce_atomic_to_write_defer(uint8_t *frame, uint32_t *frame_len_io,
+			       uint32_t cap, struct roce_pkt *p,
+			       const uint64_t *write_value);
+int roce_ack_to_atomic_ack_defer(uint8_t *frame, uint32_t *frame_len_io,
+				 uint32_t cap, struct roce_pkt *p,
+				 uint64_t orig);
 
 /*
  * Synthesize an ACK (with_orig == false) or ATOMIC ACK from a template

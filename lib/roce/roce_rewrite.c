@@ -22,13 +22,14 @@
 #include <rte_udp.h>
 
 #include "roce.h"
+#include "roce_icrc_impl.h"
 
 /*
  * Recompute a UDP checksum that the sender chose to use (RoCEv2 senders
  * normally leave it 0, which IPv4 allows; it is masked out of the ICRC).
  */
-static __rte_noinline void
-udp_cksum_redo(uint8_t *f, const struct roce_pkt *p)
+__rte_noinline void
+roce_udp_cksum_redo(uint8_t *f, const struct roce_pkt *p)
 {
 	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(f + p->l4_off);
 	uint16_t cs;
@@ -41,16 +42,6 @@ udp_cksum_redo(uint8_t *f, const struct roce_pkt *p)
 		cs = rte_ipv6_udptcp_cksum(
 			(const struct rte_ipv6_hdr *)(f + p->l3_off), udp);
 	udp->dgram_cksum = cs;
-}
-
-static inline void
-udp_cksum_fix(uint8_t *f, const struct roce_pkt *p)
-{
-	uint16_t cs;
-
-	memcpy(&cs, f + p->l4_off + 6, sizeof(cs));
-	if (unlikely(cs != 0))
-		udp_cksum_redo(f, p);
 }
 
 /*
@@ -124,9 +115,10 @@ set_opcode(uint8_t *f, struct roce_pkt *p, uint8_t opcode)
 	p->oi = roce_opcode(opcode);
 }
 
-int
-roce_atomic_to_write(uint8_t *frame, uint32_t *frame_len_io, uint32_t cap,
-		     struct roce_pkt *p, const uint64_t *write_value)
+/* sign: false leaves the ICRC and a UDP checksum to roce_icrc_sign_burst */
+static __rte_always_inline int
+atomic_to_write(uint8_t *frame, uint32_t *frame_len_io, uint32_t cap,
+		struct roce_pkt *p, const uint64_t *write_value, bool sign)
 {
 	uint32_t old_hdr = p->oi->hdr_len;
 	uint32_t new_bth_len = ROCE_BTH_LEN + ROCE_RETH_LEN +
@@ -156,14 +148,31 @@ roce_atomic_to_write(uint8_t *frame, uint32_t *frame_len_io, uint32_t cap,
 	frame[p->bth_off + 1] &= (uint8_t)~ROCE_BTH_PAD_MASK;
 	p->pad = 0;
 	set_lengths(frame, p, delta);
-	roce_icrc_update(frame, p);     /* the UDP checksum covers the ICRC */
-	udp_cksum_fix(frame, p);
+	if (sign) {
+		roce_icrc_update(frame, p); /* the UDP checksum covers the ICRC */
+		roce_udp_cksum_fix(frame, p);
+	}
 	return 0;
 }
 
 int
-roce_ack_to_atomic_ack(uint8_t *frame, uint32_t *frame_len_io, uint32_t cap,
-		       struct roce_pkt *p, uint64_t orig)
+roce_atomic_to_write(uint8_t *frame, uint32_t *frame_len_io, uint32_t cap,
+		     struct roce_pkt *p, const uint64_t *write_value)
+{
+	return atomic_to_write(frame, frame_len_io, cap, p, write_value, true);
+}
+
+int
+roce_atomic_to_write_defer(uint8_t *frame, uint32_t *frame_len_io,
+			   uint32_t cap, struct roce_pkt *p,
+			   const uint64_t *write_value)
+{
+	return atomic_to_write(frame, frame_len_io, cap, p, write_value, false);
+}
+
+static __rte_always_inline int
+ack_to_atomic_ack(uint8_t *frame, uint32_t *frame_len_io, uint32_t cap,
+		  struct roce_pkt *p, uint64_t orig, bool sign)
 {
 	int rc;
 
@@ -178,9 +187,25 @@ roce_ack_to_atomic_ack(uint8_t *frame, uint32_t *frame_len_io, uint32_t cap,
 	roce_st64(frame + p->bth_off + ROCE_BTH_LEN + ROCE_AETH_LEN, orig);
 	set_opcode(frame, p, ROCE_RC_ATOMIC_ACKNOWLEDGE);
 	set_lengths(frame, p, ROCE_ATOMIC_ACK_ETH_LEN);
-	roce_icrc_update(frame, p);     /* the UDP checksum covers the ICRC */
-	udp_cksum_fix(frame, p);
+	if (sign) {
+		roce_icrc_update(frame, p); /* the UDP checksum covers the ICRC */
+		roce_udp_cksum_fix(frame, p);
+	}
 	return 0;
+}
+
+int
+roce_ack_to_atomic_ack(uint8_t *frame, uint32_t *frame_len_io, uint32_t cap,
+		       struct roce_pkt *p, uint64_t orig)
+{
+	return ack_to_atomic_ack(frame, frame_len_io, cap, p, orig, true);
+}
+
+int
+roce_ack_to_atomic_ack_defer(uint8_t *frame, uint32_t *frame_len_io,
+			     uint32_t cap, struct roce_pkt *p, uint64_t orig)
+{
+	return ack_to_atomic_ack(frame, frame_len_io, cap, p, orig, false);
 }
 
 int
@@ -220,7 +245,7 @@ roce_build_ack(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
 	/* a new packet: its IPv4 checksum is computed, not carried over */
 	roce_ip_cksum_update(out, out_p);
 	roce_icrc_update(out, out_p);
-	udp_cksum_fix(out, out_p);
+	roce_udp_cksum_fix(out, out_p);
 	return out_p->frame_len;
 }
 
