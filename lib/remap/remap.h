@@ -81,12 +81,15 @@ enum remap_verdict {
 	REMAP_DROP,            /* do not forward (counted) */
 };
 
-/* Frames for the client side, to send before the response (expanded ACKs,
- * NAKs asking a client to resend).  Caller-owned, reused per call. */
+/* Frames remapping creates, to send before the frame of the call: for the
+ * client side (expanded ACKs, NAKs asking a client to resend, answers
+ * given again) or, to_server, for a lane (a zero-length WRITE filling a
+ * lane PSN no client will send again).  Caller-owned, reused per call. */
 #define REMAP_EMIT_BUF 128
 struct remap_emit {
 	uint8_t buf[REMAP_EMIT_BUF];
 	uint32_t len;
+	bool to_server;
 };
 
 #define REMAP_COUNTERS(X)                                                     \
@@ -110,6 +113,7 @@ struct remap_emit {
 	X(resp_mapped)       /* lane responses given to their client */       \
 	X(acks_expanded)     /* extra client ACKs from one lane ACK */        \
 	X(resends_asked)     /* NAKs asking a client to resend (recovery) */  \
+	X(holes_filled)      /* lane PSNs no client would resend: no-op WRITE */ \
 	X(reacked)           /* ACKs re-sent for answered retransmissions */  \
 	X(resp_orphan)       /* lane response whose client is gone */         \
 	X(resp_unknown_psn)  /* lane response at a PSN with no stub */        \
@@ -136,8 +140,7 @@ void remap_destroy(struct remap *r);
  * A client→server frame that a function before it may have rewritten.
  * icrc_ok: the frame's ICRC is known good (verified or re-signed after a
  * verification by an earlier stage); false: remap verifies it.
- * emit[0..*n_emit) gets frames for the CLIENT side (a NAK asking the
- * next client of a recovering lane to resend).
+ * emit[0..*n_emit) gets frames to send before it (struct remap_emit).
  */
 enum remap_verdict remap_on_request(struct remap *r, uint8_t *frame, uint32_t *len,
 				    uint32_t cap, struct roce_pkt *p, bool icrc_ok,

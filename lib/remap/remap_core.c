@@ -111,6 +111,12 @@ lane_open(struct remap *r, struct rmp_lane *l, struct rc_conn *c, const uint8_t 
 	memcpy(l->cl_mac, f + 6, 6);
 	l->sport = roce_ld16(f + p->l4_off);
 	l->start = l->next = l->una = p->psn;
+	if (p->ip_version == 4 && (uint32_t)p->bth_off + ROCE_BTH_LEN <= sizeof(l->rtmpl)) {
+		l->rtmpl_len = p->bth_off + ROCE_BTH_LEN;
+		memcpy(l->rtmpl, f, l->rtmpl_len);
+		l->rt_l3 = p->l3_off;
+		l->rt_l4 = p->l4_off;
+	}
 	l->rd_max = rr ? rr : 1;
 	r->c.lanes_opened++;
 }

@@ -95,7 +95,7 @@ fn_destroy(void *state)
 	rte_free(f);
 }
 
-/* Created frames to the client side, through the functions after this. */
+/* Created frames, each through the functions after this in its direction. */
 static void
 emit_frames(struct remap_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx,
 	    uint32_t n)
@@ -112,7 +112,7 @@ emit_frames(struct remap_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx
 		}
 		memcpy(d, f->emit[i].buf, f->emit[i].len);
 		m->port = ctx->m->port;
-		if (sword_fn_emit(w, ctx, m, false) < 0)
+		if (sword_fn_emit(w, ctx, m, f->emit[i].to_server) < 0)
 			f->emit_lost++;
 	}
 }

@@ -66,6 +66,10 @@ struct rmp_lane {
 	 * asking a client to resend */
 	uint8_t tmpl[REMAP_EMIT_BUF];
 	uint32_t tmpl_len;
+	/* the owner's request headers (Ethernet to BTH), for no-op WRITEs */
+	uint8_t rtmpl[REMAP_EMIT_BUF];
+	uint32_t rtmpl_len;
+	uint16_t rt_l3, rt_l4;   /* its IP and UDP header offsets */
 	struct rmp_stub *stubs;
 };
 
@@ -163,6 +167,11 @@ struct rc_conn *rmp_keep_request(struct remap *r, struct rc_conn *c, uint8_t *f,
 void rmp_keep_response(struct remap *r, const struct rmp_server *sv, uint8_t *f,
 		       const struct roce_pkt *p, uint64_t now);
 bool rmp_keep_cm(struct remap *r, uint8_t *f, const struct roce_pkt *p, uint64_t now);
+
+/* A zero-length RDMA WRITE on lane l at lane PSN lpsn, AckReq set: a
+ * request any responder takes without touching memory (IBTA C9-88: a
+ * zero-length transfer needs no valid address or R_Key). */
+int rmp_build_filler(const struct rmp_lane *l, uint32_t lpsn, struct remap_emit *out);
 
 /* remap_frame.c: header rewrites */
 void rmp_set_src(uint8_t *f, const struct roce_pkt *p, const uint8_t *src_mac,

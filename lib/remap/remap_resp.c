@@ -410,36 +410,67 @@ rmp_unans_rescan(struct remap *r, struct rmp_lane *l, uint32_t from, uint32_t up
 	}
 }
 
+/* Does the client of stub st still want lane PSN st->lpsn sent again? */
+static bool
+still_wanted(struct remap *r, const struct rmp_stub *st, struct rmp_conn **rcn)
+{
+	if (rmp_stub_client(r, st, rcn) == NULL)
+		return false;
+	if (st->kind == RK_ATOMIC)
+		return !(st->flags & RS_ANSWERED);
+	/* a READ placed again (or anything) the client has its answer for */
+	return roce_psn_diff(st->cpsn, (*rcn)->acked) >= 0;
+}
+
+/*
+ * A recovering lane's server waits for lane PSN resend.  Its client is
+ * asked to send it again (a sequence NAK in its own PSN space) once its
+ * answers before it are in.  A PSN nobody will send again (its client is
+ * gone, or already has its answer: a READ placed twice) is filled by a
+ * zero-length WRITE of swordd's own, so the lane never waits forever.
+ */
 void
 rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
 	   uint32_t emit_cap, uint32_t *n_emit)
 {
-	struct rmp_stub *st;
-	struct rmp_conn *rcn;
-	struct rc_conn *c;
 	struct resp_ctx x = { .r = r, .l = l, .emit = emit, .emit_cap = emit_cap,
 			      .n_emit = n_emit };
 
-	if (!l->recovering || (l->prompted_set && l->prompted == l->resend))
-		return;
-	st = rmp_stub_get(r, l, l->resend);
-	if (st == NULL || (c = rmp_stub_client(r, st, &rcn)) == NULL) {
-		/* nobody can fill the PSN the server waits for */
-		rmp_lane_close(r, l);
-		return;
+	for (uint32_t k = 0; k < 64 && l->recovering; k++) {
+		struct rmp_stub *st = rmp_stub_get(r, l, l->resend);
+		struct rmp_conn *rcn;
+		struct rc_conn *c;
+
+		if (l->prompted_set && l->prompted == l->resend)
+			return;
+		if (st != NULL && still_wanted(r, st, &rcn)) {
+			if (rcn->acked != st->cpsn) {
+				DBG("prompt wait conn %u acked %u cpsn %u\n", st->conn, rcn->acked, st->cpsn);
+				return;   /* answers to it are still due: asked on a later one */
+			}
+			DBG("prompt conn %u cpsn %u\n", st->conn, st->cpsn);
+			c = rc_at(r->rc, st->conn);
+			emit_aeth(&x, c, rcn, st->cpsn,
+				  roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_PSN_SEQ_ERR),
+				  (st->flags & RS_ENDS_MSG) ? roce_psn_add(st->cmsn, ROCE_PSN_MASK)
+							    : st->cmsn);
+			l->prompted = l->resend;
+			l->prompted_set = 1;
+			r->c.resends_asked++;
+			return;
+		}
+		if (*n_emit >= emit_cap || rmp_build_filler(l, l->resend, &emit[*n_emit]) != 0)
+			return;
+		(*n_emit)++;
+		r->c.holes_filled++;
+		if (st != NULL) {
+			rmp_release(l, st);
+			st->inc = 0;      /* its answer is nobody's */
+		}
+		l->resend = roce_psn_add(l->resend, 1);
+		if (roce_psn_diff(l->resend, l->next) >= 0)
+			l->recovering = 0;
 	}
-	if (rcn->acked != st->cpsn) {
-		DBG("prompt wait conn %u acked %u cpsn %u\n", st->conn, rcn->acked, st->cpsn);
-		return;   /* answers to it are still due: asked on a later one */
-	}
-	DBG("prompt conn %u cpsn %u\n", st->conn, st->cpsn);
-	emit_aeth(&x, c, rcn, st->cpsn,
-		  roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_PSN_SEQ_ERR),
-		  (st->flags & RS_ENDS_MSG) ? roce_psn_add(st->cmsn, ROCE_PSN_MASK)
-					    : st->cmsn);
-	l->prompted = l->resend;
-	l->prompted_set = 1;
-	r->c.resends_asked++;
 }
 
 static struct rmp_lane *

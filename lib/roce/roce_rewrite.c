@@ -254,7 +254,7 @@ roce_resign(uint8_t *frame, const struct roce_pkt *p)
 {
 	roce_ip_cksum_update(frame, p);
 	roce_icrc_update(frame, p);
-	udp_cksum_fix(frame, p);
+	roce_udp_cksum_fix(frame, p);
 }
 
 /* ---------------------------------------------------------------------- */

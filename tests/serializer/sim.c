@@ -327,15 +327,29 @@ to_clients(struct sim *s, uint8_t *buf, uint32_t *len)
 	}
 }
 
+static void check_lane(struct sim *s, const uint8_t *buf, const struct roce_pkt *p,
+		       int cl, uint32_t cpsn);
+
 static void
 remap_emitted(struct sim *s, struct remap_emit *e, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		uint8_t buf[RM_FRAME_MAX];
 		uint32_t len = e[i].len;
+		struct roce_pkt p;
 
 		memcpy(buf, e[i].buf, len);
-		to_clients(s, buf, &len);
+		if (!e[i].to_server) {
+			to_clients(s, buf, &len);
+			continue;
+		}
+		/* swordd's own no-op WRITE filling a lane PSN */
+		if (roce_parse(buf, len, &p) != ROCE_OK || p.opcode != ROCE_RC_WRITE_ONLY ||
+		    roce_ld32(buf + p.bth_off + ROCE_BTH_LEN + 12) != 0)
+			sim_error(s, "remap emitted a request that is not a zero-length WRITE");
+		else
+			check_lane(s, buf, &p, -1, 0);
+		out_frame(s, Q_S2M, buf, len, false);
 	}
 }
 
@@ -366,6 +380,12 @@ check_lane(struct sim *s, const uint8_t *buf, const struct roce_pkt *p, int cl,
 	}
 	span = roce_req_psns(buf, p, 4096);
 	if (ll->at[p->psn % SIM_ANS].set && ll->at[p->psn % SIM_ANS].psn == p->psn) {
+		/* a filler replaces a request the server discarded (the lane
+		 * recovers from it, nobody will send it again) */
+		if (cl < 0) {
+			ll->at[p->psn % SIM_ANS].cl = -1;
+			return;
+		}
 		if (ll->at[p->psn % SIM_ANS].cl != cl || ll->at[p->psn % SIM_ANS].cpsn != cpsn)
 			sim_error(s, "I2: lane %#x PSN %u sent for client %d PSN %u, "
 				  "then for client %d PSN %u", p->qpn, p->psn,
