@@ -224,6 +224,7 @@ atomic_replacement = $accel
 remapping = $remap
 [remap]
 lanes = 1
+start_holdoff_ms = 0
 EOF
 	netns_create "$ns_c"
 	netns_create "$ns_s"

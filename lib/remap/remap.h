@@ -73,6 +73,16 @@ struct remap_params {
 	/* Outstanding READs/atomics a lane may carry when the RDMA CM did not
 	 * say (REP's responder resources); default 16. */
 	uint32_t responder_resources;
+	/*
+	 * After a (re)start, for this long nothing of a connection the RDMA CM
+	 * did not set up since is forwarded, either way.  A connection that
+	 * rode a lane before the restart would reach its server QP with its
+	 * own PSNs, which the lane's server takes for duplicates (a WRITE
+	 * ACKed, not executed; another client's atomic result): its client
+	 * must time out and reconnect instead.  Set it above the clients' RC
+	 * retry budget; 0 only when swordd starts before any traffic.
+	 */
+	uint64_t start_holdoff_tsc;
 };
 
 enum remap_verdict {
@@ -108,6 +118,7 @@ struct remap_emit {
 	X(ring_full)         /* lane stub ring full of unanswered PSNs */     \
 	X(dead_lane_dropped) /* request of a client on a closed lane */       \
 	X(unbound_direct)    /* request of a connection not (yet) on a lane */ \
+	X(start_held)        /* frame of a connection from before a restart */ \
 	X(before_binding)    /* bound connection's PSN from before its binding */ \
 	X(resp_seen)                                                          \
 	X(resp_mapped)       /* lane responses given to their client */       \

@@ -121,7 +121,22 @@ struct remap {
 	struct rmp_stub *stub_mem;
 	struct rmp_rev *rev_mem;
 	struct remap_counters c;
+	uint64_t start_tsc;            /* first frame seen (start_holdoff) */
+	bool started;
 };
+
+/* Within the start hold-off, a connection not set up by the CM since. */
+static inline bool
+rmp_held_at_start(struct remap *r, const struct rc_conn *c, uint64_t now)
+{
+	if (r->prm.start_holdoff_tsc == 0)
+		return false;
+	if (!r->started) {
+		r->started = true;
+		r->start_tsc = now;
+	}
+	return now - r->start_tsc < r->prm.start_holdoff_tsc && (c == NULL || !c->by_cm);
+}
 
 /* remap_core.c */
 int rmp_server_of(const struct remap *r, uint32_t ip4);

@@ -395,6 +395,10 @@ remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	c = rc_find_req(r->rc, p->src_ip4, p->dst_ip4, p->qpn);
 	if (sv->keep_conns)
 		c = rmp_keep_request(r, c, f, p, &icrc_ok, now);
+	if (rmp_held_at_start(r, c, now)) {
+		r->c.start_held++;
+		return REMAP_DROP;
+	}
 	if (c == NULL) {
 		r->c.unbound_direct++;
 		return REMAP_PASS;

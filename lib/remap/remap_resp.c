@@ -599,6 +599,12 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		return REMAP_PASS;
 	sv = &r->servers[server];
 	r->c.resp_seen++;
+	if (rmp_held_at_start(r, rc_find_resp(r->rc, p->src_ip4, p->dst_ip4, p->qpn), now)) {
+		/* an answer from a lane of before the restart could carry any
+		 * client's data to the lane's owner */
+		r->c.start_held++;
+		return REMAP_DROP;
+	}
 	l = lane_of(r, sv, p);
 	/* before the lane started: its owner's own answers */
 	if (l == NULL || (roce_psn_diff(p->psn, l->start) < 0 &&

@@ -130,7 +130,9 @@ enum sword_mode {
 	X(ring, POW2, uint32_t, ring, 64, 1u << 20, "4096", 0, \
 	  "stubs per lane (lane PSN mod n): lane PSNs in flight or still needed for a client") \
 	X(client_ring, POW2, uint32_t, client_ring, 16, 1u << 16, "256", 0, \
-	  "client PSNs remembered per connection for retransmissions; above a client's outstanding PSNs")
+	  "client PSNs remembered per connection for retransmissions; above a client's outstanding PSNs") \
+	X(start_holdoff_ms, UINT, uint32_t, start_holdoff_ms, 0, 3600000, "10000", 0, \
+	  "after a start, frames of connections not set up by the RDMA CM since are dropped this long")
 
 /* [clover] (lib/clover's per-worker tables) */
 #define SWORD_KEYS_CLOVER(X) \

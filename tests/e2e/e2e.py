@@ -52,6 +52,9 @@ atomic_replacement = {accel}
 remapping = {remap}
 [remap]
 lanes = {lanes}
+; swordd starts before any RDMA traffic exists: no connection can have
+; ridden a lane of an earlier run
+start_holdoff_ms = 0
 """
 
 

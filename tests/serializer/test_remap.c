@@ -219,6 +219,58 @@ START_TEST(t_responder_resources)
 }
 END_TEST
 
+/*
+ * A restart loses the lanes.  The lane's owner then reaches its own server
+ * QP with its own PSNs, which that QP (the lane) has long passed: a WRITE
+ * is taken for a duplicate, ACKed and not executed (a lost write).  _i = 0:
+ * remapping restarts with start_holdoff, and nothing of the old
+ * connections passes; _i = 1: without it, the hazard the hold-off exists
+ * for (the WRITE reaches the lane's QP as a duplicate).
+ */
+START_TEST(t_restart)
+{
+	struct sim s;
+	struct remap_params prm;
+	struct rm_op w = { .type = RM_WRITE, .va = SIM_DATA + 64, .len = 8, .ackreq = true,
+			   .user = 0xff, .data = { 0, 0, 0, 0, 0, 0, 0x12, 0x34 } };
+	struct remap_lane_info li;
+	uint64_t dups;
+	int owner = -1;
+
+	init(&s, 3, false, false, 1, NULL);
+	sim_sherman_start(&s, 4, lock_va(6));
+	ck_assert(sim_run(&s, 2000000, 200));
+	ck_assert_uint_eq(R(&s)->bound, 3);
+	ck_assert_int_eq(remap_lane_info(s.remap, SIM_SERVER_IP, 0, &li), 0);
+	for (int i = 0; i < 3; i++)
+		if (SIM_CL_QPN(i) == li.cl_qpn)
+			owner = i;
+	ck_assert_int_ge(owner, 0);
+	/* swordd restarts: state gone, a hold-off of 1000 time units (_i=0) */
+	prm = (struct remap_params){ .servers = &s.rsrv, .n_servers = 1, .rc = s.rc,
+				     .ring = 1024, .start_holdoff_tsc = _i ? 0 : 1000 };
+	remap_destroy(s.remap);
+	rc_reset(s.rc);
+	s.remap = remap_create(&prm);
+	ck_assert_ptr_nonnull(s.remap);
+	s.cl[owner].done = NULL;
+	dups = s.srv.duplicates;
+	ck_assert(rm_client_post(&s.cl[owner], &w, &s.q[Q_C2S]));
+	sim_flow(&s, 50);
+	if (_i == 0) {
+		ck_assert_uint_gt(R(&s)->start_held, 0);
+		ck_assert_uint_eq(rm_client_outstanding(&s.cl[owner]), 1);  /* not ACKed */
+	} else {
+		/* the hazard: the WRITE reached the lane's QP as a duplicate and
+		 * was not executed; an RNIC that ACKs a duplicate at its own PSN
+		 * (the model ACKs the latest, as rxe does) completes it */
+		ck_assert_uint_gt(s.srv.duplicates, dups);
+		ck_assert_uint_eq(rm_mem_get(&s.srv, SIM_DATA + 64), 0);
+	}
+	sim_free(&s);
+}
+END_TEST
+
 /* Loss, duplication and reordering on every hop, lanes 1..2, alone and
  * under atomic replacement. */
 static void
@@ -298,6 +350,7 @@ remap_suite(void)
 	tcase_add_loop_test(tc, t_faa, 0, 2);
 	tcase_add_loop_test(tc, t_rnr, 0, 2);
 	tcase_add_test(tc, t_responder_resources);
+	tcase_add_loop_test(tc, t_restart, 0, 2);
 	tcase_add_loop_test(tc, t_random, 0, 6);
 	suite_add_tcase(s, tc);
 	return s;
