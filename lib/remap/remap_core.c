@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <stdio.h>
 #include "remap_internal.h"
 
 int
@@ -162,8 +161,6 @@ rmp_bind(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
 		return false;
 	if (opens)
 		lane_open(r, l, c, f, p);
-	if (getenv("REMAP_DEBUG"))
-		fprintf(stderr, "bind conn %u psn %u msn %u msn_psn %u una %u\n", rc_index(r->rc, c), p->psn, rcn->msn, rcn->msn_psn, c->una);
 	rcn->state = RC_BOUND;
 	rcn->lane = (uint32_t)(l - r->lanes);
 	rcn->bind_psn = rcn->next = rcn->acked = p->psn;

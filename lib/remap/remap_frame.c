@@ -10,13 +10,35 @@
 
 #include "remap_internal.h"
 
+/*
+ * Replace the IPv4 address at ip_off + at and fold the change into the
+ * header checksum (RFC 1624 eqn. 3): cheaper than summing the header
+ * again, and a checksum that was wrong on arrival stays wrong.
+ */
+static void
+set_ip4_addr(uint8_t *f, const struct roce_pkt *p, unsigned int at, uint32_t addr)
+{
+	uint8_t *a = f + p->l3_off + at, *ck = f + p->l3_off + 10;
+	uint32_t sum = (uint16_t)~roce_ld16(ck);
+
+	for (int i = 0; i < 4; i += 2)
+		sum += (uint16_t)~roce_ld16(a + i);
+	memcpy(a, &addr, 4);
+	for (int i = 0; i < 4; i += 2)
+		sum += roce_ld16(a + i);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	roce_st16(ck, (uint16_t)~sum);
+}
+
 void
 rmp_set_src(uint8_t *f, const struct roce_pkt *p, const uint8_t *src_mac,
 	    const uint8_t *dst_mac, uint32_t src_ip, uint16_t sport)
 {
 	memcpy(f, dst_mac, 6);
 	memcpy(f + 6, src_mac, 6);
-	memcpy(f + p->l3_off + 12, &src_ip, 4);
+	if (p->src_ip4 != src_ip)
+		set_ip4_addr(f, p, 12, src_ip);
 	roce_st16(f + p->l4_off, sport);
 }
 
@@ -24,14 +46,24 @@ void
 rmp_set_dst(uint8_t *f, struct roce_pkt *p, const uint8_t *dst_mac, uint32_t dst_ip)
 {
 	memcpy(f, dst_mac, 6);
-	memcpy(f + p->l3_off + 16, &dst_ip, 4);
+	if (p->dst_ip4 != dst_ip)
+		set_ip4_addr(f, p, 16, dst_ip);
 	p->dst_ip4 = dst_ip;
 }
 
+/* The ICRC after the change (the IPv4 checksum was kept by set_ip4_addr);
+ * a non-zero UDP checksum is computed again too. */
 void
 rmp_resign(uint8_t *f, const struct roce_pkt *p)
 {
-	roce_resign(f, p);
+	uint16_t ucs;
+
+	memcpy(&ucs, f + p->l4_off + 6, sizeof(ucs));
+	if (ucs != 0) {
+		roce_resign(f, p);
+		return;
+	}
+	roce_icrc_update(f, p);
 }
 
 int

@@ -33,10 +33,7 @@
  */
 #include <string.h>
 
-#include <stdio.h>
-#include <stdlib.h>
 #include "remap_internal.h"
-#define DBG(...) do { if (getenv("REMAP_DEBUG")) fprintf(stderr, __VA_ARGS__); } while (0)
 
 static uint8_t
 kind_of(const struct roce_pkt *p)
@@ -110,11 +107,6 @@ lane_room(struct remap *r, struct rmp_lane *l, uint8_t kind, uint32_t span)
 	}
 	for (uint32_t k = 0; k < span; k++)
 		if (slot_needed(r, l, roce_psn_add(l->next, k))) {
-			DBG("ring full: slot lpsn %u conn %u cpsn %u kind %u flags %#x acked %u una %u next %u\n",
-			    rmp_stub_at(r, l, roce_psn_add(l->next, k))->lpsn, rmp_stub_at(r, l, roce_psn_add(l->next, k))->conn,
-			    rmp_stub_at(r, l, roce_psn_add(l->next, k))->cpsn, rmp_stub_at(r, l, roce_psn_add(l->next, k))->kind,
-			    rmp_stub_at(r, l, roce_psn_add(l->next, k))->flags,
-			    r->conns[rmp_stub_at(r, l, roce_psn_add(l->next, k))->conn].acked, l->una, l->next);
 			r->c.ring_full++;
 			return false;
 		}
@@ -298,7 +290,6 @@ req_retransmit(struct remap *r, struct rmp_lane *l, struct rc_conn *c,
 		int32_t d = roce_psn_diff(lpsn, l->resend);
 
 		if (d > 0) {
-			DBG("held retrans conn %u cpsn %u lpsn %u resend %u\n", rc_index(r->rc, c), p->psn, lpsn, l->resend);
 			r->c.recovery_held++;
 			return REMAP_DROP;
 		}
@@ -338,7 +329,6 @@ req_route(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 		return REMAP_DROP;
 	}
 	d = roce_psn_diff(p->psn, rcn->next);
-	DBG("req conn %u cpsn %u next %u op %#x rec %d resend %u lnext %u\n", rc_index(r->rc, c), p->psn, rcn->next, p->opcode, l->recovering, l->resend, l->next);
 	if (d < 0)
 		return req_retransmit(r, l, c, rcn, f, p, now, emit, emit_cap, n_emit);
 	if (d > 0) {

@@ -33,10 +33,7 @@
  */
 #include <string.h>
 
-#include <stdio.h>
-#include <stdlib.h>
 #include "remap_internal.h"
-#define DBG(...) do { if (getenv("REMAP_DEBUG")) fprintf(stderr, __VA_ARGS__); } while (0)
 
 #define ACC_MAX 64
 
@@ -230,8 +227,6 @@ map_own(struct resp_ctx *x, struct rc_conn *c, struct rmp_conn *rcn, uint32_t cp
 	uint8_t *f = x->f;
 	struct roce_pkt *p = x->p;
 
-	DBG("map conn %u lpsn %u -> cpsn %u msn %u op %#x orig %llu\n", rc_index(x->r->rc, c), p->psn, cpsn, msn, p->opcode,
-	    p->opcode == ROCE_RC_ATOMIC_ACKNOWLEDGE ? (unsigned long long)roce_ld64(f + p->bth_off + 16) : 0ull);
 	rmp_set_dst(f, p, rcn->mac, c->cl_ip);
 	roce_set_qpn(f, p, c->cl_qpn);
 	p->qpn = c->cl_qpn;
@@ -433,8 +428,15 @@ void
 rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
 	   uint32_t emit_cap, uint32_t *n_emit)
 {
-	struct resp_ctx x = { .r = r, .l = l, .emit = emit, .emit_cap = emit_cap,
-			      .n_emit = n_emit };
+	struct resp_ctx x;
+
+	/* not an initializer: it would clear the whole accumulator array */
+	x.r = r;
+	x.l = l;
+	x.emit = emit;
+	x.emit_cap = emit_cap;
+	x.n_emit = n_emit;
+	x.n_acc = 0;
 
 	for (uint32_t k = 0; k < 64 && l->recovering; k++) {
 		struct rmp_stub *st = rmp_stub_get(r, l, l->resend);
@@ -445,10 +447,8 @@ rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
 			return;
 		if (st != NULL && still_wanted(r, st, &rcn)) {
 			if (rcn->acked != st->cpsn) {
-				DBG("prompt wait conn %u acked %u cpsn %u\n", st->conn, rcn->acked, st->cpsn);
 				return;   /* answers to it are still due: asked on a later one */
 			}
-			DBG("prompt conn %u cpsn %u\n", st->conn, st->cpsn);
 			c = rc_at(r->rc, st->conn);
 			emit_aeth(&x, c, rcn, st->cpsn,
 				  roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_PSN_SEQ_ERR),
@@ -519,7 +519,6 @@ resp_direct(struct remap *r, const struct rmp_server *sv, uint8_t *f,
 	    (!rcn->msn_known || roce_psn_diff(psn, rcn->msn_psn) >= 0)) {
 		rcn->msn = roce_get_msn(f, p);
 		rcn->msn_psn = psn;
-		DBG("direct msn conn %u psn %u msn %u op %#x\n", rc_index(r->rc, c), p->psn, rcn->msn, p->opcode);
 		rcn->msn_known = 1;
 	}
 }
@@ -579,8 +578,7 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		  struct roce_pkt *p, uint64_t now, struct remap_emit *emit,
 		  uint32_t emit_cap, uint32_t *n_emit)
 {
-	struct resp_ctx x = { .r = r, .f = f, .p = p, .emit = emit,
-			      .emit_cap = emit_cap, .n_emit = n_emit };
+	struct resp_ctx x;
 	const struct rmp_server *sv;
 	struct rmp_lane *l;
 	int server;
@@ -620,7 +618,14 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		r->c.resp_bad_icrc++;
 		return REMAP_DROP;
 	}
+	/* not an initializer: it would clear the whole accumulator array */
+	x.r = r;
 	x.l = l;
-	DBG("resp L %u op %#x una %u next %u rec %d resend %u\n", p->psn, p->opcode, l->una, l->next, l->recovering, l->resend);
+	x.f = f;
+	x.p = p;
+	x.emit = emit;
+	x.emit_cap = emit_cap;
+	x.n_emit = n_emit;
+	x.n_acc = 0;
 	return resp_lane(&x);
 }

@@ -414,9 +414,6 @@ rm_responder_rx(struct rm_responder *r, const uint8_t *frame, uint32_t len,
 		old = rm_mem_get(r, va);
 		nv = atomic_apply(p.opcode, eth, old);
 		rm_mem_set(r, va, nv);
-		if (getenv("RM_DEBUG"))
-			fprintf(stderr, "exec qp %#x psn %u va %#llx %llu -> %llu\n", q->qpn, p.psn,
-				(unsigned long long)va, (unsigned long long)old, (unsigned long long)nv);
 		if (r->on_exec)
 			r->on_exec(r->ctx, r, client_ip, q->qpn, p.opcode, va, old, nv);
 		r->atomics++;
