@@ -19,7 +19,7 @@
 #include "roce.h"
 #include "sword_config.h"
 
-#define SWORD_FN_MAX_COUNTERS 64
+#define SWORD_FN_MAX_COUNTERS 192
 
 #define SWORD_FN_MAX_TIMED 4        /* >= SWORD_MAX_FNS (checked in sword_worker.c) */
 #define SWORD_FN_SAMPLE_EVERY 64     /* power of two: 2 rdtsc per 64 frames */

@@ -107,16 +107,23 @@ sword_worker_attach_fn(struct sword_worker *w, const struct sword_fn_ops *ops,
 	unsigned int base = 0, i;
 	void *state = NULL;
 
-	if (w->n_fn >= SWORD_MAX_FNS)
+	if (w->n_fn >= SWORD_MAX_FNS) {
+		SWORD_LOG(ERR, "%s: more than %d functions", ops->name, SWORD_MAX_FNS);
 		return -1;
+	}
 	for (i = 0; i < w->n_fn; i++)
 		base += w->fn[i].ops->n_counters;
-	if (base + ops->n_counters > SWORD_FN_MAX_COUNTERS)
+	if (base + ops->n_counters > SWORD_FN_MAX_COUNTERS) {
+		SWORD_LOG(ERR, "%s: its %u counters do not fit (%u of %d used)", ops->name,
+			  ops->n_counters, base, SWORD_FN_MAX_COUNTERS);
 		return -1;
+	}
 	if (ops->create != NULL) {
 		state = ops->create(w->cfg, w, socket_id);
-		if (state == NULL)
+		if (state == NULL) {
+			SWORD_LOG(ERR, "%s: cannot create worker %u's state", ops->name, w->id);
 			return -1;
+		}
 	}
 	w->fn[w->n_fn].ops = ops;
 	w->fn[w->n_fn].state = state;
