@@ -69,6 +69,7 @@ def body():
     t.log("soak: %d lock ops (%d QPs x %d), %d locks, initial PSN %s, faults %s, accel on"
           % (per_qp * n_qps, n_qps, per_qp, a.locks, a.initial_psn, faults))
     t0 = time.monotonic()
+    tap_drops = {}
     topo = e2e.Topology("swordd", accel=True, pcap=False)
     try:
         sjs, cjs, rcs = e2e.run(topo, workload="sherman-lock", clients=a.clients, qps=a.qps,
@@ -79,6 +80,15 @@ def body():
         st = topo.stop_swordd()
         t.log("swordd: %s" % {k: st.get(k) for k in SWORDD_KEYS})
         raise
+    # the taps' own drop counters (net_tap's interfaces live in the
+    # endpoints' namespaces, where swordd cannot read them): rx_dropped =
+    # frames from the endpoint the kernel dropped, tx_dropped = frames for
+    # the endpoint swordd's queue overflowed on
+    for ns, ifn in ((topo.ns_c, topo.if_c), (topo.ns_s, topo.if_s)):
+        for k in ("rx_dropped", "tx_dropped"):
+            r = t.sh(t.in_ns(ns, ["cat", "/sys/class/net/%s/statistics/%s" % (ifn, k)]),
+                     check_rc=False)
+            tap_drops["%s.%s" % (ifn, k)] = int(r.stdout.strip() or 0)
     st = topo.stop_swordd()
     secs = time.monotonic() - t0
 
@@ -87,7 +97,9 @@ def body():
     lost = sum(max(0, cs[i] - recs[i][1]) for i in range(a.locks))
     doubled = sum(max(0, recs[i][1] - cs[i]) for i in range(a.locks))
     kdrops = {"port%d.%s" % (i, k): p.get(k, 0) for i, p in enumerate(st["ports"])
-              for k in ("kernel_rx_dropped", "kernel_tx_dropped", "eth_imissed") if p.get(k)}
+              for k in ("kernel_rx_dropped", "kernel_tx_dropped", "kernel_sock_drops",
+                        "eth_imissed") if p.get(k)}
+    kdrops.update({k: v for k, v in tap_drops.items() if v})
     fig = {
         "seconds": round(secs, 1),
         "ops": sum(c["ops"] for c in cjs),
