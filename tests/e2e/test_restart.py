@@ -20,7 +20,13 @@ The clients' retry budget models an RNIC's: one retransmission timeout of
 --rto-us (default 537 ms = IBTA local ACK timeout 17, 4.096 us x 2^17) and
 --max-retries 7 (retry_cnt's maximum) = about 4.3 s without an answer
 before a QP goes to error.  A swordd outage (kill, --outage-ms, start)
-must fit in it; the outage each restart took is reported.
+must fit in it; the outage each restart took is reported (about 1.5 s
+here with --outage-ms 1000).  roce-peer's own defaults (20 ms x 64 =
+1.3 s) would not cover it: those clients would die of the outage alone,
+accelerated or not; e2e.run's (10 ms x 600 = 6 s) would, but resend the
+whole window every 10 ms while swordd is down.  With this budget the
+pass-through run loses no QP, so the QPs the accelerated run loses are
+lost to the missing stubs, not to the budget.
 
 Asserts (safety): no client saw a violation (mutual exclusion, lost
 update); no frame with a bad ICRC anywhere; the server saw no malformed
