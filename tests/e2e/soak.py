@@ -21,6 +21,17 @@ critical sections, lock words left held, the clients' retransmissions,
 timeouts and injected faults, and swordd's counters (rewrites, grants,
 local failures, real atomics, replays, kernel-level drops).
 
+The clients' retry budget is 10 ms x --max-retries 3000 = 30 s per
+request: on this shared 2-core machine a process can get no CPU for
+seconds, and the first 1M run, with the e2e tests' 6 s budget, lost all
+16 QPs within the same moment at 468,350 ops (load average 8-13 from
+other jobs, the rig running beside it; the client-side tap had dropped
+10,979 frames swordd did not read in time), memory intact.  A swordd
+that stops forwarding still fails the soak: the clients' own stall check
+(no completion for 30 s) and this budget both end in an error.  While the
+clients run, swordd's counters and the host's load are sampled
+(--sample-s): the report says how long swordd's rx stood still at most.
+
 Fails (exit 1) on any violation, lost or doubled write, QP error, lock left
 held, bad ICRC, or swordd counter that disagrees with the endpoints
 (e2e.check_run, e2e.check_swordd_counters).  Exit 77 without root.
@@ -45,6 +56,24 @@ SWORDD_KEYS = ("rx", "tx", "managed_rx", "rewritten", "malformed", "fn_atomic_re
                "fn_atomic_resp_mismatch", "fn_atomic_stub_ring_full")
 
 
+def log_samples(samples):
+    """The longest time swordd's rx stood still, and the host's load."""
+    still, worst, t_prev, rx_prev = 0.0, (0.0, None), None, None
+    for smp in samples:
+        if smp.get("rx") is not None and smp.get("rx") == rx_prev and t_prev is not None:
+            still += smp["t"] - t_prev
+            if still > worst[0]:
+                worst = (still, smp["t"])
+        else:
+            still = 0.0
+        t_prev, rx_prev = smp["t"], smp.get("rx")
+    loads = [smp["load1"] for smp in samples]
+    if samples:
+        t.log("soak samples: %d, host load1 min/max %.1f/%.1f, longest time swordd's rx "
+              "stood still: %.0f s (ending t=%s)" % (len(samples), min(loads), max(loads),
+                                                      worst[0], worst[1]))
+
+
 def body():
     t.require_root()
     t.args()
@@ -60,6 +89,10 @@ def body():
     ap.add_argument("--initial-psn", type=int, default=3185)
     ap.add_argument("--progress", type=int, default=0, help="client progress lines every S s")
     ap.add_argument("--client-timeout", type=int, default=4 * 3600)
+    ap.add_argument("--max-retries", type=int, default=3000,
+                    help="per WQE, x --rto-us 10 ms: the clients' retry budget")
+    ap.add_argument("--sample-s", type=float, default=5.0,
+                    help="swordd counters and the host's load sampled this often")
     ap.add_argument("--json", help="write the figures here")
     a, _ = ap.parse_known_args()
     n_qps = a.clients * a.qps
@@ -70,15 +103,37 @@ def body():
           % (per_qp * n_qps, n_qps, per_qp, a.locks, a.initial_psn, faults))
     t0 = time.monotonic()
     tap_drops = {}
+    samples = []
+
+    def watch(procs):
+        """While the clients run: swordd's counters (telemetry) and the
+        host's load every --sample-s, so that a stall can be told apart:
+        swordd forwarding nothing (its rx still) or the machine starved."""
+        while any(p.p.poll() is None for p in procs):
+            smp = {"t": round(time.monotonic() - t0, 1)}
+            with open("/proc/loadavg") as f:
+                smp["load1"] = float(f.read().split()[0])
+            try:
+                st = topo.sw.telemetry("/sword/stats").get("/sword/stats", {})
+                smp.update({k: st.get(k) for k in ("rx", "tx", "rewritten")})
+            except (t.TestFailure, OSError, AttributeError) as e:
+                smp["error"] = str(e)[:100]
+            samples.append(smp)
+            end = time.monotonic() + a.sample_s
+            while time.monotonic() < end and any(p.p.poll() is None for p in procs):
+                time.sleep(0.2)
+
     topo = e2e.Topology("swordd", accel=True, pcap=False)
     try:
         sjs, cjs, rcs = e2e.run(topo, workload="sherman-lock", clients=a.clients, qps=a.qps,
                                 ops=per_qp, locks=a.locks, faults=faults,
                                 initial_psn=a.initial_psn, progress=a.progress,
-                                client_timeout=a.client_timeout)
+                                client_timeout=a.client_timeout,
+                                max_retries=a.max_retries, during=watch)
     except t.TestFailure:
         st = topo.stop_swordd()
         t.log("swordd: %s" % {k: st.get(k) for k in SWORDD_KEYS})
+        log_samples(samples)
         raise
     # the taps' own drop counters (net_tap's interfaces live in the
     # endpoints' namespaces, where swordd cannot read them): rx_dropped =
@@ -125,8 +180,11 @@ def body():
                                            "dup_unknown", "naks_seq")},
         "swordd": {k: st.get(k, 0) for k in SWORDD_KEYS},
         "kernel_drops": kdrops,
+        "samples": samples,
     }
-    t.log("soak figures: %s" % json.dumps(fig, sort_keys=True))
+    t.log("soak figures: %s" % json.dumps({k: v for k, v in fig.items() if k != "samples"},
+                                          sort_keys=True))
+    log_samples(samples)
     t.log("soak: %d ops in %.0f s, violations=%d lost_writes=%d doubled=%d "
           "counters==critical_sections: %s, rewritten=%d granted=%d failed_local=%d "
           "real_atomics=%d"
