@@ -540,6 +540,17 @@ def heal(rig):
     rig.cmd("path", "none", "--label", "heal", check=False, timeout=120)
     for g in ("client", "server"):
         ok, why = rig.alive(g)
+        if ok:
+            # evidence first: the failed case's programs still alive (state,
+            # and where in the kernel they wait: D in an rxe call is a wedged
+            # rxe, not a lost frame) and what the kernel said
+            rc, out = rig.guest(g, "for p in %s; do echo \"$p $(cut -d' ' -f2,3 /proc/$p/stat)"
+                                " wchan=$(cat /proc/$p/wchan)\"; done; dmesg | grep -iE "
+                                "'rxe|rdma|infiniband|blocked for|bug|warn|call trace' | tail -n 6"
+                                % KILL_ALL, 30)
+            ev = " | ".join(x.strip() for x in out.splitlines() if x.strip())
+            if ev:
+                actions.append("%s before cleanup: %s" % (g, ev[:600]))
         if not ok:
             actions.append(reboot(rig, g, why))
         else:     # leftovers of the failed case would take the rerun's server
