@@ -692,12 +692,16 @@ def main():
                 r = r2
             results.append(r)
     finally:
+        # the results so far are written even when interrupted (SIGTERM,
+        # a timeout around the run): a cut run's evidence is still wanted
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump({"suite": a.suite, "seconds": round(time.time() - t0, 1),
+                           "complete": len(results) == len(cases), "cases": results},
+                          f, indent=1)
         if not a.keep_up:
             rig.cmd("down", check=False, timeout=120)
     total = time.time() - t0
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"suite": a.suite, "seconds": round(total, 1), "cases": results}, f, indent=1)
     passed = sum(1 for r in results if r["ok"])
     failed = len(results) - passed + (len(cases) - len(results))
     flaky = [r for r in results if r.get("first_attempt")]
