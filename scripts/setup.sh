@@ -48,7 +48,7 @@ packages=(
 	python3 python3-scapy tshark tcpdump
 	iproute2 iputils-ping ethtool procps valgrind
 	# the Soft-RoCE rig (tests/rig): guests built from these
-	qemu-system-x86 rdma-core ibverbs-providers ibverbs-utils libibverbs-dev
+	qemu-system-x86 rdma-core ibverbs-providers ibverbs-utils libibverbs-dev librdmacm-dev
 	perftest busybox-static kmod cpio zstd
 )
 missing=()

@@ -869,9 +869,12 @@ sword_daemon_snapshot_ports(struct sword_daemon *d)
 {
 	unsigned int s;
 
-	for (s = 0; s < d->n_slots; s++)
+	for (s = 0; s < d->n_slots; s++) {
 		d->slots[s].final_valid =
 			rte_eth_stats_get(d->slots[s].port_id, &d->slots[s].final_eth) == 0;
+		/* before the ports stop: that closes the AF_PACKET sockets */
+		sword_kstats_read(d->slots[s].port_id, &d->slots[s].final_k);
+	}
 }
 
 void
@@ -966,6 +969,13 @@ sword_daemon_print(const struct sword_daemon *d, FILE *f)
 				ps->final_eth.opackets, ps->final_eth.imissed,
 				ps->final_eth.ierrors, ps->final_eth.oerrors,
 				ps->final_eth.rx_nombuf);
+		if (ps->final_k.valid) {
+			fprintf(f, " | kernel %s rx_dropped %" PRIu64 " tx_dropped %" PRIu64,
+				ps->final_k.ifname, ps->final_k.if_rx_dropped,
+				ps->final_k.if_tx_dropped);
+			if (ps->final_k.sock_count > 0)
+				fprintf(f, " af_packet drops %" PRIu64, ps->final_k.sock_drops);
+		}
 		fprintf(f, "\n");
 	}
 	if (d->n_workers > 1)
@@ -982,6 +992,20 @@ sword_daemon_print(const struct sword_daemon *d, FILE *f)
 	if (d->cap_out.path[0])
 		fprintf(f, "  capture out %s: %" PRIu64 " frames\n", d->cap_out.path,
 			d->cap_out.frames);
+}
+
+/* The kernel's view of a port (sword_kstats.h), as "kernel_*" keys. */
+static void
+kstats_json(FILE *f, const struct sword_kstats *k)
+{
+	fprintf(f, ", \"kernel_iface\": \"%s\", \"kernel_rx_packets\": %" PRIu64
+		", \"kernel_tx_packets\": %" PRIu64 ", \"kernel_rx_dropped\": %" PRIu64
+		", \"kernel_tx_dropped\": %" PRIu64, k->ifname, k->if_rx_packets,
+		k->if_tx_packets, k->if_rx_dropped, k->if_tx_dropped);
+	if (k->sock_count > 0)
+		fprintf(f, ", \"kernel_sockets\": %d, \"kernel_sock_packets\": %" PRIu64
+			", \"kernel_sock_drops\": %" PRIu64, k->sock_count,
+			k->sock_packets, k->sock_drops);
 }
 
 int
@@ -1014,6 +1038,8 @@ sword_daemon_write_json(const struct sword_daemon *d, FILE *f)
 				ps->final_eth.ibytes, ps->final_eth.obytes,
 				ps->final_eth.imissed, ps->final_eth.ierrors,
 				ps->final_eth.oerrors, ps->final_eth.rx_nombuf);
+		if (ps->final_k.valid)
+			kstats_json(f, &ps->final_k);
 		fprintf(f, "}");
 	}
 	fprintf(f, "], \"per_worker\": [");

@@ -34,6 +34,7 @@
 
 #include "sword_config.h"
 #include "sword_worker.h"
+#include "sword_kstats.h"
 
 struct rte_pcapng;
 
@@ -48,6 +49,8 @@ struct sword_port_slot {
 	bool flow_steering;         /* rte_flow rules per server installed */
 	bool final_valid;           /* final_eth captured before stop */
 	struct rte_eth_stats final_eth;
+	/* kernel-level drops under the PMD, read at the same time */
+	struct sword_kstats final_k;
 };
 
 struct sword_capture {

@@ -128,6 +128,7 @@ tel_ports(const char *cmd __rte_unused, const char *params, struct rte_tel_data 
 	unsigned long p;
 	unsigned int s, w;
 	struct rte_eth_stats es;
+	struct sword_kstats ks;
 	uint64_t rx = 0, tx = 0, txd = 0;
 	int rc;
 
@@ -171,6 +172,19 @@ tel_ports(const char *cmd __rte_unused, const char *params, struct rte_tel_data 
 		rte_tel_data_add_dict_u64(dt, "eth_ierrors", es.ierrors);
 		rte_tel_data_add_dict_u64(dt, "eth_oerrors", es.oerrors);
 		rte_tel_data_add_dict_u64(dt, "eth_rx_nombuf", es.rx_nombuf);
+	}
+	sword_kstats_read((uint16_t)p, &ks);
+	if (ks.valid) {
+		rte_tel_data_add_dict_string(dt, "kernel_iface", ks.ifname);
+		rte_tel_data_add_dict_u64(dt, "kernel_rx_packets", ks.if_rx_packets);
+		rte_tel_data_add_dict_u64(dt, "kernel_tx_packets", ks.if_tx_packets);
+		rte_tel_data_add_dict_u64(dt, "kernel_rx_dropped", ks.if_rx_dropped);
+		rte_tel_data_add_dict_u64(dt, "kernel_tx_dropped", ks.if_tx_dropped);
+		if (ks.sock_count > 0) {
+			rte_tel_data_add_dict_int(dt, "kernel_sockets", ks.sock_count);
+			rte_tel_data_add_dict_u64(dt, "kernel_sock_packets", ks.sock_packets);
+			rte_tel_data_add_dict_u64(dt, "kernel_sock_drops", ks.sock_drops);
+		}
 	}
 	return 0;
 }

@@ -26,6 +26,8 @@
 #                              to $RIG_RUN/pcap/NAME.out.pcapng)
 #   exec client|server 'CMD' [TIMEOUT_S]   run a shell command in a guest
 #   counters client|server     the guest's rxe hw counters, NAME=VALUE per line
+#   reboot client|server       stop a (wedged) guest and boot it again; the
+#                              path and the other guest keep running
 #   status                     what is running
 #   down                       stop guests and path, delete the netns (always safe)
 #   test [short|full] [--accel on|off] [--compare-bridge]
@@ -197,7 +199,8 @@ cmd_build() {
 
 # The overlay: /init, gidx and our verbs programs (built by meson, or here).
 verbs_dir() {
-	if [ -x "$build/app/verbs/sword-lock-client" ] && [ -x "$build/app/verbs/sword-mem-server" ]; then
+	if [ -x "$build/app/verbs/sword-lock-client" ] && [ -x "$build/app/verbs/sword-mem-server" ] &&
+		[ -f "$build/app/verbs/libsword-cm-timeout.so" ]; then
 		echo "$build/app/verbs"
 		return
 	fi
@@ -209,6 +212,9 @@ verbs_dir() {
 		die "cannot build the lock client (libibverbs-dev installed?)"
 	cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$out/sword-mem-server" \
 		"$src/mem_server.c" "$src/verbs_rc.c" -libverbs || die "cannot build the memory server"
+	cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -shared -fPIC \
+		-o "$out/libsword-cm-timeout.so" "$src/cm_ack_timeout.c" -lrdmacm -ldl ||
+		die "cannot build the rdma_cm ACK timeout shim (librdmacm-dev installed?)"
 	echo "$out"
 }
 
@@ -216,13 +222,16 @@ make_initrd() {
 	local ov=$RUN/overlay vd
 	vd=$(verbs_dir)
 	rm -rf "$ov"
-	mkdir -p "$ov/usr/local/bin" "$ov/bin"
+	mkdir -p "$ov/usr/local/bin" "$ov/usr/local/lib" "$ov/bin"
 	install -m 0755 "$here/guest-init.sh" "$ov/init"
 	install -m 0755 "$here/gidx" "$ov/bin/gidx"
 	install -m 0755 "$vd/sword-lock-client" "$vd/sword-mem-server" "$ov/usr/local/bin/"
+	# preloaded into perftest's rdma_cm cases (tests/rig/realpeer.py, CM_SHIM)
+	install -m 0755 "$vd/libsword-cm-timeout.so" "$ov/usr/local/lib/"
 	# Any library they need beyond the base image's (normally none).
 	local lib
-	for lib in $( (ldd "$vd/sword-lock-client"; ldd "$vd/sword-mem-server") | grep -o '/[^ ]*' | sort -u); do
+	for lib in $( (ldd "$vd/sword-lock-client"; ldd "$vd/sword-mem-server"
+		ldd "$vd/libsword-cm-timeout.so") | grep -o '/[^ ]*' | sort -u); do
 		grep -qxF ".$lib" "$CACHE/base.list" && continue
 		mkdir -p "$ov$(dirname "$lib")"; cp -L "$lib" "$ov$lib"
 	done
@@ -360,9 +369,10 @@ guest_exec() { # name cmd [timeout]
 	/usr/bin/python3 "$here/guestctl.py" "$RUN/$1.ctl" "$2" "${3:-120}"
 }
 
-guests_ready() {
+guests_ready() { # [name...] (default: both)
 	local n t0=$SECONDS
-	for n in client server; do
+	[ $# -gt 0 ] || set -- client server
+	for n in "$@"; do
 		until grep -q 'rig-init: READY' "$RUN/logs/$n.console" 2>/dev/null; do
 			grep -q 'rig-init: FAILED' "$RUN/logs/$n.console" 2>/dev/null && die "$n: rxe0 failed"
 			[ -f "$RUN/$n.pid" ] && kill -0 "$(cat "$RUN/$n.pid")" 2>/dev/null ||
@@ -371,6 +381,39 @@ guests_ready() {
 			sleep 0.2
 		done
 	done
+}
+
+stop_guest() { # name: only a qemu we started (its pid file, and it is a qemu)
+	local p i
+	[ -f "$RUN/$1.pid" ] || return 0
+	p=$(cat "$RUN/$1.pid")
+	if grep -q qemu "/proc/$p/cmdline" 2>/dev/null; then
+		kill "$p" 2>/dev/null || true
+		for i in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+		kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null || true
+	fi
+	rm -f "$RUN/$1.pid"
+}
+
+# A wedged guest (agent silent, rxe0 down, unreachable): stop it and boot it
+# again on the same tap; the path and the other guest stay as they are.  Its
+# console up to now is kept (logs/NAME.console.HHMMSS): the evidence.
+cmd_reboot() {
+	local name=${1:-} ip mac
+	case $name in
+	client) ip=$CLIENT_IP mac=$CLIENT_MAC ;;
+	server) ip=$SERVER_IP mac=$SERVER_MAC ;;
+	*) die "reboot client|server" ;;
+	esac
+	ip netns list | grep -qw "$NS" || die "rig is not up"
+	[ -f "$RUN/initrd.img" ] || die "no initrd (rig was never up)"
+	local t0=$SECONDS
+	stop_guest "$name"
+	[ -f "$RUN/logs/$name.console" ] &&
+		mv "$RUN/logs/$name.console" "$RUN/logs/$name.console.$(date +%H%M%S)"
+	boot_guest "$name" "$ip" "$mac"
+	guests_ready "$name"
+	log "$name rebooted in $((SECONDS - t0)) s"
 }
 
 # The path works when the guests reach each other (ARP + ICMP through it).
@@ -432,17 +475,8 @@ cmd_path() {
 }
 
 cmd_down() {
-	local n p
-	for n in client server; do
-		if [ -f "$RUN/$n.pid" ]; then
-			p=$(cat "$RUN/$n.pid")
-			# only a qemu we started: its pid file, and it is a qemu
-			if grep -q qemu "/proc/$p/cmdline" 2>/dev/null; then
-				kill "$p" 2>/dev/null || true
-			fi
-			rm -f "$RUN/$n.pid"
-		fi
-	done
+	local n
+	for n in client server; do stop_guest "$n"; done
 	path_stop
 	if ip netns list 2>/dev/null | grep -qw "$NS"; then
 		sleep 0.3
@@ -474,7 +508,7 @@ cmd_test() {
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$(realpath -m "$2"); shift ;;
-	-h|--help) sed -n '2,47p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,49p' "$0"; exit 0 ;;
 	*) break ;;
 	esac
 	shift
@@ -487,8 +521,9 @@ up) cmd_up "$@" ;;
 path) cmd_path "$@" ;;
 exec) [ $# -ge 2 ] || die "exec client|server 'CMD' [TIMEOUT]"; guest_tap "$1" >/dev/null; guest_exec "$@" ;;
 counters) cmd_counters "${1:?client|server}" ;;
+reboot) cmd_reboot "${1:-}" ;;
 status) cmd_status ;;
 down) cmd_down ;;
 test) cmd_test "$@" ;;
-*) sed -n '2,47p' "$0" >&2; exit 2 ;;
+*) sed -n '2,49p' "$0" >&2; exit 2 ;;
 esac

@@ -11,6 +11,11 @@ and on SIGTERM).
 
   netns C (198.18.0.1) --tap--> swordd two-port --tap--> netns S (198.18.0.2)
   netns C (198.18.0.1) ---------- veth pair -----------> netns S   (direct)
+  netns C --veth--> [netns W: swordd net_af_packet] <--veth-- netns S (afpacket)
+
+The afpacket path is the one a restart can be tested on: the veth pairs
+are the cables and outlive swordd, whereas net_tap's taps are swordd's own
+and vanish with it (restart_swordd, test_restart.py).
 
 Environment (meson sets these): SWORDD, ROCE_PEER, TEST_HELPERS, SOURCE_ROOT.
 """
@@ -45,8 +50,10 @@ word_size = 8
 [atomic]
 ; swordd starts before any RDMA traffic exists, so no answer it sees can be
 ; a replay of a request executed before it ran: learn word values at once
-; (the 1 s default holdoff would cover most of a short test run)
-learn_holdoff_ms = 0
+; (the 1 s default holdoff would cover most of a short test run).  A
+; restarted swordd does not start before the traffic: test_restart.py
+; keeps the default there.
+learn_holdoff_ms = {holdoff}
 [features]
 atomic_replacement = {accel}
 remapping = {remap}
@@ -68,8 +75,8 @@ def roce_peer_path():
 class Topology:
     """Namespaces C and S joined through swordd (path='swordd') or a veth pair."""
 
-    def __init__(self, path="swordd", accel=False, pcap=False, d=None, remap=False,
-                 lanes=1):
+    def __init__(self, path="swordd", accel=False, pcap=False, d=None, learn_holdoff_ms=0,
+                 remap=False, lanes=1):
         self.d = d or t.tmpdir()
         tg = t.tag()
         self.ns_c, self.ns_s = "e2ec%s" % tg, "e2es%s" % tg
@@ -80,13 +87,16 @@ class Topology:
         self.stats_json = os.path.join(self.d, "swordd-stats.json")
         t.netns(self.ns_c)
         t.netns(self.ns_s)
-        if path == "swordd":
-            conf = os.path.join(self.d, "swordd.conf")
-            with open(conf, "w") as f:
-                f.write(SWORDD_CONF.format(server_ip=SERVER_IP,
+        self.conf = os.path.join(self.d, "swordd.conf")
+        self.instances = 0
+        if path in ("swordd", "afpacket"):
+            with open(self.conf, "w") as f:
+                f.write(SWORDD_CONF.format(server_ip=SERVER_IP, holdoff=learn_holdoff_ms,
                                            accel="on" if accel else "off",
                                            remap="on" if remap else "off",
                                            lanes=lanes))
+        if path == "swordd":
+            conf = self.conf
             self.sw = t.Swordd(["net_tap0,iface=%s" % self.if_c,
                                 "net_tap1,iface=%s" % self.if_s],
                                ["-c", conf, "--stats-json", self.stats_json],
@@ -96,6 +106,20 @@ class Topology:
             t.wait_tap_started(self.sw, self.if_s)
             t.move_iface(self.if_c, self.ns_c, CLIENT_IP + "/24")
             t.move_iface(self.if_s, self.ns_s, SERVER_IP + "/24")
+        elif path == "afpacket":
+            # swordd in its own namespace W on the outer ends of two veth
+            # pairs; IPv6 is off there (t.netns), so W sends nothing itself
+            self.ns_w = "e2ew%s" % tg
+            t.netns(self.ns_w)
+            self.out_c, self.out_s = "e2C%s" % tg, "e2S%s" % tg
+            for inner, outer in ((self.if_c, self.out_c), (self.if_s, self.out_s)):
+                t.sh(["ip", "link", "add", inner, "type", "veth", "peer", "name", outer])
+                t.on_cleanup(t.sh, ["ip", "link", "del", inner], check_rc=False)
+                t.sh(["ip", "link", "set", outer, "netns", self.ns_w])
+                t.sh(["ip", "-n", self.ns_w, "link", "set", outer, "up"])
+            t.move_iface(self.if_c, self.ns_c, CLIENT_IP + "/24")
+            t.move_iface(self.if_s, self.ns_s, SERVER_IP + "/24")
+            self.start_swordd()
         else:
             t.sh(["ip", "link", "add", self.if_c, "type", "veth", "peer", "name", self.if_s])
             t.on_cleanup(t.sh, ["ip", "link", "del", self.if_c], check_rc=False)
@@ -116,6 +140,33 @@ class Topology:
                                 (self.ns_s, self.if_s, "server-side.pcap")):
                 self.sniffers.append(t.Sniffer(ns, ifn, os.path.join(self.d, nm),
                                                ["-B", "32768", "udp", "port", "4791"]))
+
+    def start_swordd(self):
+        """afpacket path: a new swordd on the same ports (the first one, or
+        one after restart_swordd), and wait until it forwards.  Each
+        instance writes its own --stats-json (swordd-stats-N.json)."""
+        self.instances += 1
+        n = self.instances
+        self.stats_json = os.path.join(self.d, "swordd-stats-%d.json" % n)
+        sw = t.Swordd(["net_af_packet0,iface=%s" % self.out_c,
+                       "net_af_packet1,iface=%s" % self.out_s],
+                      ["-c", self.conf, "--stats-json", self.stats_json],
+                      eal_extra=["-l", "0-1"], name="e2e%d" % n, workdir=self.d)
+        sw.cmd = t.in_ns(self.ns_w, sw.cmd)   # ip netns exec execs swordd itself
+        self.sw = sw.start()
+        t.wait_for(lambda: "running:" in sw.stderr() + sw.stdout() or not sw.alive(),
+                   120, "swordd #%d forwarding" % n)
+        if not sw.alive():
+            sw.dump()
+            raise t.TestFailure("swordd #%d exited at start" % n)
+        return sw
+
+    def kill_swordd(self):
+        """SIGKILL: no drain, no final counters, sockets closed by the
+        kernel; the veths stay."""
+        import signal
+        self.sw.proc.send_signal(signal.SIGKILL)
+        self.sw.proc.wait(30)
 
     def accel_available(self):
         if not self.sw:
@@ -206,7 +257,7 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
         locks=4, faults=None, ack="every", ackreq="last", rto_us=10000,
         client_timeout=300, progress=0, window=16, max_retries=600,
         initial_psn=None, reconnect_every=None, fault_seed=None,
-        read_before_acquire=False):
+        read_before_acquire=False, during=None):
     """Server + clients; returns (server_json, [client_json], [client rc]).
 
     initial_psn: every QP of every client (and the server's end) starts at
@@ -214,6 +265,8 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
     reconnect_every: each client QP is re-created (same QPNs, same initial
     PSN, the server told out of band) after every that many ops.
     read_before_acquire: each acquire is READ record + CAS lock, one batch.
+    during: called with the client Procs once they all run, before waiting
+    for them (test_restart.py kills and restarts swordd there).
     fault_seed: the server's fault seed (clients: fault_seed + 1 + c); the
     default keeps 1000 and 2000 + c.  The faults are a pure function of the
     seed and the frame's index, so a seed picks which early frames are lost.
@@ -264,6 +317,8 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
             cmd += ["--duration", str(duration)]
         cmd += fault_args(faults, 2000 + c if fault_seed is None else fault_seed + 1 + c)
         cls.append((Proc(t.in_ns(topo.ns_c, cmd), d, "client%d" % c), cj))
+    if during is not None:
+        during([p for p, _ in cls])
     rcs = [p.wait(client_timeout) for p, _ in cls]
     srv.p.terminate()
     srv.wait(30)

@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""
+swordd killed (SIGKILL) and restarted on the same ports, several times,
+while roce-peer lock clients run through it with acceleration on.
+
+  test_restart.py [--restarts N] [--outage-ms MS] [--duration S] [--clients C]
+                  [--qps Q] [--locks L] [--rto-us US] [--max-retries N]
+                  [--initial-psn P] [--no-accel] [--json FILE]
+
+Topology: e2e's "afpacket" path (veth pairs, swordd on net_af_packet in its
+own namespace): the veths are the cables and stay while swordd is dead, as
+a switch port would; a net_tap swordd takes its interfaces with it.
+
+Each restarted swordd keeps the default [atomic] learn_holdoff_ms (1 s):
+answers to requests it never saw are not learned from (they may replay a
+pre-restart decision), and connections are re-learned (lib/rc).
+
+The clients' retry budget models an RNIC's: one retransmission timeout of
+--rto-us (default 537 ms = IBTA local ACK timeout 17, 4.096 us x 2^17) and
+--max-retries 7 (retry_cnt's maximum) = about 4.3 s without an answer
+before a QP goes to error.  A swordd outage (kill, --outage-ms, start)
+must fit in it; the outage each restart took is reported (about 1.5 s
+here with --outage-ms 1000).  roce-peer's own defaults (20 ms x 64 =
+1.3 s) would not cover it: those clients would die of the outage alone,
+accelerated or not; e2e.run's (10 ms x 600 = 6 s) would, but resend the
+whole window every 10 ms while swordd is down.  With this budget the
+pass-through run loses no QP, so the QPs the accelerated run loses are
+lost to the missing stubs, not to the budget.
+
+Asserts (safety): no client saw a violation (mutual exclusion, lost
+update); no frame with a bad ICRC anywhere; the server saw no malformed
+frame and sent no access/invalid NAK; in server memory every lock's
+counter equals the critical sections all clients completed (no lost or
+doubled write), and every lock word and record holder is 0 or the tag of
+one of the clients' QPs (nothing written there but a lock value).
+
+Counted and reported, not asserted (what the clients saw): timeouts,
+retransmitted frames, QP errors (and which), locks left held at the end
+(a leaked lock: a CAS swordd had turned into a WRITE in flight when it was
+killed has no stub after the restart; its client times out), operations
+done after each restart, swordd's counters just before each kill (from
+telemetry) and the last instance's final counters.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e  # noqa: E402
+from e2e import t  # noqa: E402
+
+SNAP_KEYS = ("rx", "tx", "managed_rx", "rewritten", "malformed", "fn_atomic_granted",
+             "fn_atomic_failed_local", "fn_atomic_passed_real_atomic", "fn_atomic_relearn",
+             "fn_atomic_learned", "fn_atomic_dup_replayed", "fn_atomic_unknown_qp",
+             "fn_atomic_paired", "fn_atomic_resp_mismatch", "fn_atomic_dup_ack_dropped")
+
+
+def body():
+    t.require_root()
+    t.args()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--restarts", type=int, default=4)
+    ap.add_argument("--outage-ms", type=int, default=1000,
+                    help="time between the SIGKILL and the new swordd's start")
+    ap.add_argument("--warmup", type=float, default=4.0,
+                    help="seconds of load before the first kill")
+    ap.add_argument("--between", type=float, default=5.0,
+                    help="seconds of load after each restart")
+    ap.add_argument("--clients", type=int, default=2)
+    ap.add_argument("--qps", type=int, default=4)
+    ap.add_argument("--locks", type=int, default=16)
+    ap.add_argument("--rto-us", type=int, default=537000)
+    ap.add_argument("--max-retries", type=int, default=7)
+    ap.add_argument("--initial-psn", type=int, default=None)
+    ap.add_argument("--no-accel", action="store_true")
+    ap.add_argument("--json", help="write the figures here")
+    a, _ = ap.parse_known_args()
+    accel = not a.no_accel
+
+    topo = e2e.Topology("afpacket", accel=accel, pcap=False, learn_holdoff_ms=1000)
+    events = []
+
+    def snapshot():
+        """The running instance's counters, through telemetry (a SIGKILLed
+        swordd writes no --stats-json)."""
+        try:
+            st = topo.sw.telemetry("/sword/stats")
+        except (t.TestFailure, OSError) as e:
+            return {"error": str(e)}
+        st = st.get("/sword/stats", st) if isinstance(st, dict) else {}
+        return {k: st.get(k) for k in SNAP_KEYS if k in st}
+
+    def during(procs):
+        time.sleep(a.warmup)
+        for i in range(a.restarts):
+            ev = {"restart": i + 1, "before_kill": snapshot()}
+            t0 = time.monotonic()
+            topo.kill_swordd()
+            time.sleep(a.outage_ms / 1000.0)
+            topo.start_swordd()
+            ev["outage_s"] = round(time.monotonic() - t0, 2)
+            ev["clients_alive"] = sum(1 for p in procs if p.p.poll() is None)
+            t.log("restart %d: swordd down %.2f s (SIGKILL, %d ms, start); before the kill: %s"
+                  % (i + 1, ev["outage_s"], a.outage_ms, ev["before_kill"]))
+            events.append(ev)
+            time.sleep(a.between)
+
+    duration = a.warmup + a.restarts * (a.between + a.outage_ms / 1000.0 + 3) + 3
+    sjs, cjs, rcs = e2e.run(topo, workload="sherman-lock", clients=a.clients, qps=a.qps,
+                            duration=duration, locks=a.locks, rto_us=a.rto_us,
+                            max_retries=a.max_retries, initial_psn=a.initial_psn,
+                            client_timeout=duration + 120, during=during)
+    # the last instance forwards on the same ports (its clients may all be
+    # gone: see the module docstring)
+    t.check(subprocess.run(t.in_ns(topo.ns_c, ["ping", "-c", "3", "-W", "2", e2e.SERVER_IP]),
+                           stdout=subprocess.DEVNULL).returncode == 0,
+            "no ping through the last swordd")
+    final = topo.stop_swordd()
+
+    # ---- what the clients saw
+    n_qps = a.clients * a.qps
+    tags = set(range(1, n_qps + 1))          # roce-peer: tag = global QP index + 1
+    fig = {"restarts": events, "clients": [], "duration_s": round(duration, 1)}
+    for c, rc in zip(cjs, rcs):
+        fig["clients"].append({k: c.get(k) for k in (
+            "client_id", "ops", "retries", "retx_pkts", "timeouts", "naks_seq",
+            "implied_naks", "qp_errors", "violations", "errors")} | {"rc": rc})
+        t.log("client %d: rc=%d ops=%d retries=%d retx=%d timeouts=%d naks=%d implied=%d "
+              "qp_errors=%d violations=%d errors=%r"
+              % (c["client_id"], rc, c["ops"], c["retries"], c["retx_pkts"], c["timeouts"],
+                 c["naks_seq"], c["implied_naks"], c["qp_errors"], c["violations"],
+                 c["errors"]))
+    words = sjs["lock_words"][:a.locks]
+    recs = sjs["records"][:a.locks]
+    leaked = [(i, w) for i, w in enumerate(words) if w != 0]
+    held = [(i, r[0]) for i, r in enumerate(recs) if r[0] != 0]
+    fig.update({
+        "ops": sum(c["ops"] for c in cjs),
+        "qp_errors": sum(c["qp_errors"] for c in cjs),
+        "timeouts": sum(c["timeouts"] for c in cjs),
+        "retx_pkts": sum(c["retx_pkts"] for c in cjs),
+        "violations": sum(c["violations"] for c in cjs),
+        "leaked_locks": [{"lock": i, "word": w} for i, w in leaked],
+        "holders_left": [{"lock": i, "holder": h} for i, h in held],
+        "server": {k: sjs.get(k) for k in ("rx_frames", "writes", "atomics", "naks_seq",
+                                           "dup_writes", "dup_reads", "dup_atomics",
+                                           "dup_unknown")},
+        "swordd_last": {k: final.get(k) for k in SNAP_KEYS if k in final},
+    })
+    t.log("restart figures: %d restarts (outages %s s), ops=%d, qp_errors=%d, "
+          "timeouts=%d, retx=%d, violations=%d, leaked locks=%s, holders left=%s"
+          % (len(events), [e["outage_s"] for e in events], fig["ops"], fig["qp_errors"],
+             fig["timeouts"], fig["retx_pkts"], fig["violations"], leaked, held))
+    t.log("server: %s" % fig["server"])
+    t.log("swordd (last instance): %s" % fig["swordd_last"])
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(fig, f, indent=1)
+
+    # ---- safety
+    for c in cjs:
+        t.check_eq(c["violations"], 0, "client %d violations (%r)"
+                   % (c["client_id"], c["violation_msgs"]))
+        t.check_eq(c["rx_bad_icrc"], 0, "client %d frames with a bad ICRC" % c["client_id"])
+    t.check_eq(sjs["rx_bad_icrc"], 0, "server frames with a bad ICRC")
+    t.check_eq(sjs["rx_malformed"], 0, "server malformed frames")
+    t.check_eq(sjs["naks_access"] + sjs["naks_invalid"], 0, "server access/invalid NAKs")
+    t.check_eq(final.get("malformed", 0), 0, "swordd malformed (last instance)")
+    for i in range(a.locks):
+        cs = sum(c["cs_per_lock"][i] for c in cjs)
+        t.check_eq(recs[i][1], cs, "lock %d: counter in memory vs critical sections "
+                   "completed by all clients" % i)
+    for i, w in leaked:
+        t.check(w in tags, "lock %d word %#x is no QP's tag: memory corrupted" % (i, w))
+    for i, h in held:
+        t.check(h in tags, "lock %d record holder %#x is no QP's tag: memory corrupted"
+                % (i, h))
+    t.check(fig["ops"] > 0, "no operation completed")
+    if a.no_accel:
+        # pass-through: swordd keeps no state the endpoints depend on, so
+        # an outage inside the retry budget costs retransmissions only
+        t.check_eq(fig["qp_errors"], 0, "QP errors across restarts in pass-through")
+
+
+if __name__ == "__main__":
+    t.main(body)
