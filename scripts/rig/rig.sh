@@ -19,7 +19,7 @@
 #   build                      build (or reuse) the cached guest: kernel + initramfs
 #   up [--path swordd|bridge] [--accel on|off]
 #                              create the netns, start the path, boot both guests
-#   path swordd|bridge|none [--accel on|off] [--label NAME] [--pcap]
+#   path swordd|bridge|none [--accel on|off] [--remap on|off] [--label NAME] [--pcap]
 #                              replace the path between the taps while the guests run;
 #                              stopping swordd writes its final counters to
 #                              $RIG_RUN/stats/NAME.json (--pcap: and what it sent
@@ -297,9 +297,9 @@ path_stop() {
 	rm -f "$RUN/path"
 }
 
-# path_start swordd|bridge|none ACCEL LABEL [PCAP]
+# path_start swordd|bridge|none ACCEL LABEL [PCAP] [REMAP]
 path_start() {
-	local path=$1 accel=$2 label=$3 pcap=${4:-0} pcap_args=()
+	local path=$1 accel=$2 label=$3 pcap=${4:-0} remap=${5:-off} pcap_args=()
 	path_stop
 	case $path in
 	bridge)
@@ -327,6 +327,7 @@ path_start() {
 			--vdev net_af_packet0,iface=tapA --vdev net_af_packet1,iface=tapB \
 			-- --mode two-port -c "$RUN/swordd.conf" \
 			--set "features.atomic_replacement=$accel" \
+			--set "features.remapping=$remap" --set remap.start_holdoff_ms=0 \
 			--stats-json "$RUN/stats/$label.json" "${pcap_args[@]}" ${RIG_SWORDD_ARGS:-} \
 			> "$RUN/logs/swordd-$label.log" 2>&1 &
 		echo $! > "$RUN/swordd.pid"
@@ -346,7 +347,7 @@ path_start() {
 	none) ;;
 	*) die "unknown path $path (swordd|bridge|none)" ;;
 	esac
-	echo "$path accel=$accel label=$label" > "$RUN/path"
+	echo "$path accel=$accel remap=$remap label=$label" > "$RUN/path"
 }
 
 # ---------------------------------------------------------------- guests
@@ -457,11 +458,12 @@ cmd_up() {
 
 cmd_path() {
 	local path=${1:-}; shift || true
-	local accel=off label pcap=0
+	local accel=off label pcap=0 remap=off
 	label=$path-$(date +%H%M%S)
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--accel) accel=$2; shift ;;
+		--remap) remap=$2; shift ;;
 		--pcap) pcap=1 ;;
 		--label) label=$2; shift ;;
 		*) die "path: unknown option $1" ;;
@@ -470,7 +472,7 @@ cmd_path() {
 	done
 	[ -n "$path" ] || die "path: swordd|bridge|none"
 	ip netns list | grep -qw "$NS" || die "rig is not up"
-	path_start "$path" "$accel" "$label" "$pcap"
+	path_start "$path" "$accel" "$label" "$pcap" "$remap"
 	[ "$path" = none ] || path_check
 }
 
