@@ -441,7 +441,7 @@ on_tail_cas(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int ser
 		if (c->target_va == va)
 			return false;
 		set_va(ae, c->target_va);
-		roce_icrc_update(frame, p);
+		roce_resign(frame, p);
 		return true;
 	}
 	cas_forget(cl, c, ctr);
@@ -496,7 +496,7 @@ on_tail_cas(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int ser
 				return false;
 			}
 			set_va(ae, target);
-			roce_icrc_update(frame, p);
+			roce_resign(frame, p);
 			ctr[CLOVER_STEERED_WRITES]++;
 			return true;
 		}
@@ -548,7 +548,7 @@ on_value_read(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int s
 		return false;
 	}
 	set_va(reth, e->tail);
-	roce_icrc_update(frame, p);
+	roce_resign(frame, p);
 	ctr[CLOVER_STEERED_READS]++;
 	return true;
 }

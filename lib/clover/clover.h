@@ -127,8 +127,9 @@ void clover_destroy(struct clover *cl);
 /*
  * Look at one well-formed RoCE frame (roce_parse() == ROCE_OK) to or from
  * managed server index `server`.  Returns true if the frame was rewritten
- * in place (a va changed, ICRC recomputed; lengths and offsets in *p stay
- * valid), false if it is unchanged.  ctr has CLOVER_COUNTER_NUM slots.
+ * in place (a va changed, ICRC and any UDP checksum recomputed; lengths
+ * and offsets in *p stay valid), false if it is unchanged.  ctr has
+ * CLOVER_COUNTER_NUM slots.
  */
 bool clover_process(struct clover *cl, uint8_t *frame, const struct roce_pkt *p,
 		    int server, bool to_server, uint64_t *ctr);

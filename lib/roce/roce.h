@@ -456,6 +456,20 @@ uint32_t roce_icrc_compute(uint8_t *frame, const struct roce_pkt *p);
 bool roce_icrc_verify(uint8_t *frame, const struct roce_pkt *p);
 void roce_icrc_update(uint8_t *frame, const struct roce_pkt *p);
 
+/*
+ * Re-sign a frame edited in place without a length change (a PSN, AckReq,
+ * a va): recompute the ICRC and, if the sender used one, the UDP checksum,
+ * which covers the edited bytes and the ICRC.  Every in-place edit of a
+ * frame that is forwarded ends with this, never with roce_icrc_update()
+ * alone: a UDP checksum left from before the edit no longer matches, and a
+ * receiver that checks it (the Linux UDP stack under rxe) drops the frame.
+ * A zero UDP checksum (what RoCEv2 senders send over IPv4) stays zero.
+ * Only for frames whose arriving ICRC verified (I7): the ICRC covers every
+ * byte the UDP checksum does except the checksum itself and BTH byte 4, so
+ * recomputing it cannot pass off a corrupted header or payload as good.
+ */
+void roce_resign(uint8_t *frame, const struct roce_pkt *p);
+
 /* Select the fastest rte_net_crc implementation this CPU allows (idempotent). */
 void roce_crc_init(void);
 

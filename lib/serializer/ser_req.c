@@ -265,7 +265,7 @@ restore_ackreq(struct ser *s, struct ser_stub *st, uint8_t *f, struct roce_pkt *
 {
 	if ((st->flags & SF_ACKREQ) && !roce_get_ackreq(f, p)) {
 		set_ackreq(f, p);
-		roce_icrc_update(f, p);
+		roce_resign(f, p);
 		s->c.dup_replayed++;
 		return SER_FORWARD_REWRITTEN;
 	}
@@ -604,7 +604,7 @@ fresh_word_write(struct ser *s, const struct rc_conn *c, const struct ser_conn *
 	st->chg_seq = s->words[rc->word].chg_seq;
 	if (!s->prm.no_force_ackreq && !roce_get_ackreq(f, p)) {
 		set_ackreq(f, p);
-		roce_icrc_update(f, p);
+		roce_resign(f, p);
 		st->flags |= SF_ACKREQ;
 		s->c.ackreq_set++;
 		return SER_FORWARD_REWRITTEN;
