@@ -36,7 +36,7 @@ bool ref_icrc_ok(const uint8_t *f, const struct ref_frame *r);
 /* IPv4 header checksum verifies (true for IPv6: it has none). */
 bool ref_ip4_cksum_ok(const uint8_t *f, const struct ref_frame *r);
 
-/* UDP checksum: 0 = absent (zero field, IPv4), 1 = verifies, -1 = wrong. */
+/* UDP checksum: 0 = absent (zero field), 1 = verifies, -1 = wrong. */
 int ref_udp_cksum_state(const uint8_t *f, const struct ref_frame *r);
 
 /* Compute and store a real UDP checksum (to build inputs that carry one). */
