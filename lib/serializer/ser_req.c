@@ -630,6 +630,12 @@ fresh_span_write(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 		return;
 	}
 	if (roce_has(oi, ROCE_HDR_RETH)) {
+		/* A new WRITE message while another is open: the open one gets
+		 * no LAST any more (its responder NAKs the out-of-sequence
+		 * opcode), so nothing would ever give back the words its FIRST
+		 * made busy, and they could never be decided again.  Its FIRST
+		 * may have written memory: release them as orphans. */
+		ser_close_open_write(s, sc, now);
 		for (uint32_t i = 0; i < rc->nwords; i++) {
 			ser_word_busy_take(s, rc->word + i);
 			s->words[rc->word + i].flags |= WF_DIRTY;
