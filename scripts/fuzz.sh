@@ -8,7 +8,7 @@
 # coverage (cov = edges, ft = features) and corpus size.
 #
 #   scripts/fuzz.sh [--short] [--time SECS] [--runs N] [--build DIR]
-#                   [--keep-corpus DIR] [--jobs N] [NAME...]
+#                   [--keep-corpus DIR] [--jobs N] [--coverage] [NAME...]
 #
 # --short             CI budget: every harness FUZZ_SHORT_SECS (default 45) s
 # --time SECS         every harness this long (default 600)
@@ -19,6 +19,9 @@
 #                     temporary directory, removed; the committed corpus is
 #                     never written to)
 # --jobs N            run N harnesses at once (default 1)
+# --coverage          afterwards, replay each corpus (grown and committed)
+#                     through a source-coverage build (build-fuzz-cov/) and
+#                     print llvm-cov's line and branch coverage per library file
 # NAME                parse, serializer, clover, config (default: all)
 set -uo pipefail
 
@@ -28,6 +31,7 @@ secs=600
 runs=0
 keep=""
 jobs=1
+coverage=0
 names=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -37,7 +41,8 @@ while [ $# -gt 0 ]; do
 	--build) bdir=$2; shift ;;
 	--keep-corpus) keep=$2; shift ;;
 	--jobs) jobs=$2; shift ;;
-	-h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+	--coverage) coverage=1 ;;
+	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
 	-*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
 	*) names+=("$1") ;;
 	esac
@@ -52,16 +57,19 @@ if [ -z "$cc" ]; then
 fi
 
 # Build (one builder at a time: other runs may share build-fuzz/).
-mkdir -p "$bdir"
-(
-	flock 9
-	if [ ! -f "$bdir/build.ninja" ]; then
-		CC="$cc" meson setup "$bdir" "$top" -Dfuzz=true >"$bdir.setup.log" 2>&1 ||
-			{ cat "$bdir.setup.log"; exit 1; }
-		rm -f "$bdir.setup.log"
-	fi
-	ninja -C "$bdir" >/dev/null || ninja -C "$bdir"
-) 9<"$bdir" || { echo "fuzz.sh: building $bdir failed" >&2; exit 1; }
+build() { # dir [meson options]
+	local dir=$1; shift
+	mkdir -p "$dir"
+	(
+		flock 9
+		if [ ! -f "$dir/build.ninja" ]; then
+			CC="$cc" meson setup "$dir" "$top" -Dfuzz=true "$@" \
+				>"$dir/setup.log" 2>&1 || { cat "$dir/setup.log"; exit 1; }
+		fi
+		ninja -C "$dir" >/dev/null || ninja -C "$dir"
+	) 9<"$dir" || { echo "fuzz.sh: building $dir failed" >&2; exit 1; }
+}
+build "$bdir" || exit 1
 
 work=$(mktemp -d /tmp/sword-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -132,4 +140,24 @@ for n in "${names[@]}"; do
 		echo "== reproduce: $bdir/tests/fuzz/fuzz_$n $bdir/artifacts/$(basename "$a")"
 	done
 done
+
+# Source coverage of the libraries by everything the corpora reach.
+if [ "$coverage" -eq 1 ]; then
+	cdir="${bdir%/}-cov"
+	prof="-fprofile-instr-generate -fcoverage-mapping"
+	build "$cdir" -Dc_args="$prof" -Dc_link_args="$prof" || exit 1
+	objs=()
+	for n in "${names[@]}"; do
+		corpus="$work/corpus-$n"
+		[ -n "$keep" ] && corpus="$keep/$n"
+		LLVM_PROFILE_FILE="$work/cov-$n.profraw" "$cdir/tests/fuzz/fuzz_$n" \
+			-runs=0 "$corpus" "$top/tests/fuzz/corpus/$n" >"$work/cov-$n.log" 2>&1
+		objs+=(-object "$cdir/tests/fuzz/fuzz_$n")
+	done
+	llvm-profdata-14 merge -o "$work/cov.profdata" "$work"/cov-*.profraw &&
+	# the libraries only: not DPDK's headers, not the harnesses
+	llvm-cov-14 report "${objs[@]:1}" -instr-profile="$work/cov.profdata" \
+		-ignore-filename-regex='^/usr/|/tests/|\.h$'
+
+fi
 [ "$failed" -eq 0 ]

@@ -436,6 +436,10 @@ build(const uint8_t *b, struct frame *f, int *ci, int *si, bool *to_server)
 			uint16_t attr = op == OP_CM_DREQ ? 0x0015 :
 					op == OP_CM_DREP ? 0x0016 : 0x0014;
 
+			/* bit 3 of b7: a REJ or an attribute CM does not use */
+			if (b[7] & 8)
+				attr = (b[7] & 0x10) ? 0x0012 : 0x0099;
+
 			*to_server = from_client;
 			f->len = build_cm(f->buf, i, srv, from_client, attr,
 					  from_client ? cid : sid, from_client ? sid : cid,

@@ -97,10 +97,12 @@ def step(op, conn=0, srv=0, psn=0, addr=0, flags=0, v5=0, v6=0, b7=0):
     return bytes([op, conn | srv << 4, psn, addr, flags, v5, v6, b7])
 
 
-def lock_round(conn, word=0, srv=0):
-    """acquire CAS(0 -> 1) with its answer, release WRITE(0) with its ACK"""
+def lock_round(conn, word=0, srv=0, rewritten=False):
+    """acquire CAS(0 -> 1) with its answer (the server ACKs the WRITE a
+    rewritten one became), release WRITE(0) with its ACK"""
     return (step(CAS, conn, srv, addr=word, v5=1) +
-            step(ATOMIC_ACK, conn, srv, v5=3, v6=0) +
+            (step(ACK, conn, srv, v5=3) if rewritten else
+             step(ATOMIC_ACK, conn, srv, v5=3, v6=0)) +
             step(WRITE, conn, srv, addr=word, flags=1, v5=0) +
             step(ACK, conn, srv, v5=3))
 
@@ -108,9 +110,10 @@ def lock_round(conn, word=0, srv=0):
 def serializer_seeds():
     clear_seeds('serializer')
     put('serializer', 'sherman-one-client',
-        b'\x00\x00' + lock_round(0) * 3)
+        b'\x00\x00' + lock_round(0) + lock_round(0, rewritten=True) * 2)
     put('serializer', 'sherman-two-clients',
-        b'\x00\x00' + lock_round(0) + lock_round(3) + lock_round(0) + lock_round(4))
+        b'\x00\x00' + lock_round(0) + lock_round(3) +
+        lock_round(0, rewritten=True) + lock_round(4))
     # Sherman start PSN on every QP, several QPs per IP, no AckReq forcing
     put('serializer', 'same-psn-no-ackreq',
         b'\x01\x00' + lock_round(0) + lock_round(1) + lock_round(2))
@@ -147,6 +150,12 @@ def serializer_seeds():
         step(WRITE, 0, flags=1 | 8) + step(ACK, 0, v5=3, flags=8) +
         step(CAS, 0, v5=1, flags=2 | 8) + step(CAS, 0, v5=1, flags=4) +
         step(CAS, 0, v5=1, flags=8) + step(ACK, 0, v5=3, flags=8))
+    # a retransmitted decision after another connection changed the word
+    # (ser_word.c S8): A's rewritten CAS is its second-latest request
+    put('serializer', 'replay-after-other-changed',
+        b'\x00\x00' + lock_round(0) + lock_round(0, rewritten=True) +
+        lock_round(3) + lock_round(3, rewritten=True) +
+        step(RETRANSMIT, 0, b7=1) + step(ACK, 0, v5=3))
     # more connections than slots, time passing, a restart
     fill = b''.join(step(CAS, c, s, addr=c, v5=1) for s in (0, 1) for c in range(9))
     put('serializer', 'table-full-idle',
