@@ -197,6 +197,28 @@ def config_seeds():
         b'[server.a]\nip = 10.0.0.1\n[lock.l]\nserver = a\nbase = 0x1000\n'
         b'length = 64\n[features]\natomic_replacement = on\n--\n'
         b'lock.l.rkey=any\nserver.b.ip=10.0.0.2\ncores.workers=2\n')
+    # everything cross-checked at once: two workers, servers pinned and
+    # not, explicit rkeys, two lock regions and two Clover layouts per
+    # server that validate, then --set overrides on top
+    put('config', 'full',
+        b'[ports]\nmode = two-port\nclient = 0\nserver = 1\n[cores]\nworkers = 2\n'
+        b'[server.m0]\nip = 10.0.0.1\nworker = 1\n[server.m1]\nip = 10.0.0.2\n'
+        b'[lock.a]\nserver = m0\nrkey = 0x2521\nbase = 0x10000\nlength = 4096\n'
+        b'[lock.b]\nserver = m0\nrkey = 0x2522\nbase = 0x10000\nlength = 64\n'
+        b'[lock.c]\nserver = m1\nbase = 0x0\nlength = 8\n'
+        b'[clover.v]\nserver = m1\nrkey = 7\nbase = 0x100000\nlength = 0x10000\n'
+        b'write_min = 64\nkey_offset = 0\nkey_width = 4\nnext_offset = 56\n'
+        b'read_min = 64\n[clover.w]\nserver = m1\nrkey = 8\n'
+        b'[features]\natomic_replacement = on\nclover = on\n'
+        b'[tables]\nlock_words = 1024\n[atomic]\ngate_ms = 5\n'
+        b'[clover]\nkeys = 1024\nread_ways = 4\n--\n'
+        b'server.m1.worker=0\nlock.c.rkey=any\natomic.force_ackreq=off\n')
+    # refused by the cross-checks: overlapping regions, too many words
+    put('config', 'overlap',
+        b'[server.m0]\nip = 10.0.0.1\n[lock.a]\nserver = m0\nbase = 0x1000\n'
+        b'length = 64\n[lock.b]\nserver = m0\nbase = 0x1020\nlength = 64\n'
+        b'[clover.x]\nserver = m0\nbase = 0x8000\nlength = 0x100\n'
+        b'[clover.y]\nserver = m0\nbase = 0x8080\n')
     put('config', 'clover-layout',
         b'[server.m]\nip = 192.168.1.13\n[clover.c]\nserver = m\nbase = 0x0\n'
         b'length = 0\nkey_offset = 8\nkey_width = 8\nnext_offset = 56\n'
