@@ -19,13 +19,20 @@
  *     it was absent and right otherwise, with the Ethernet trailer moved
  *     along and nothing else changed; refused rewrites leave the frame
  *     untouched;
- *   - the RDMA CM parser (lib/rc) reads only inside the frame.
+ *   - the RDMA CM parser (lib/rc) reads only inside the frame;
+ *   - in an mbuf chain (two segments, split where the first input byte
+ *     says; no mempool needed to read one) a frame that parses whole is
+ *     always "segmented", never taken for something that is not RoCE
+ *     (which would pass a managed atomic by the serializer), never OK;
+ *   - the mbuf rewriters do exactly what the buffer ones do.
  */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <rte_mbuf.h>
 
 #include "fuzz_ref.h"
 #include "rc.h"
@@ -243,6 +250,77 @@ try_resign(const uint8_t *in, uint32_t len, const struct roce_pkt *p0)
 	free(b);
 }
 
+/* An mbuf over buf (no pool: only the wrappers' own fields are used). */
+static void
+fake_mbuf(struct rte_mbuf *m, uint8_t *buf, uint32_t data_len, uint32_t buf_len)
+{
+	memset(m, 0, sizeof(*m));
+	m->buf_addr = buf;
+	m->buf_len = (uint16_t)buf_len;
+	m->data_len = (uint16_t)data_len;
+	m->pkt_len = data_len;
+	m->nb_segs = 1;
+}
+
+static void
+try_chained(const uint8_t *data, uint32_t len, int whole)
+{
+	struct rte_mbuf m[2];
+	struct roce_pkt p;
+	uint32_t k;
+	uint8_t *a, *b;
+	int st;
+
+	if (len < 2)
+		return;
+	k = 1 + data[0] % (len - 1);
+	a = copy_with_room(data, k, k);
+	b = copy_with_room(data + k, len - k, len - k);
+	fake_mbuf(&m[0], a, k, k);
+	fake_mbuf(&m[1], b, len - k, len - k);
+	m[0].pkt_len = len;
+	m[0].nb_segs = 2;
+	m[0].next = &m[1];
+	st = roce_parse_mbuf(&m[0], &p);
+	REF_ASSERT(st != ROCE_OK, "a chained frame parsed as contiguous", data, len);
+	if (whole == ROCE_OK)
+		REF_ASSERT(st == ROCE_ERR_SEGMENTED,
+			   "a RoCE frame split in two segments taken for something else",
+			   data, len);
+	free(a);
+	free(b);
+}
+
+static void
+try_mbuf_rewrites(const uint8_t *in, uint32_t len, const struct roce_pkt *p0)
+{
+	uint32_t cap = len + SLACK, l = len;
+	uint8_t *ref = copy_with_room(in, len, cap), *mb = copy_with_room(in, len, cap);
+	struct roce_pkt p = *p0, q = *p0;
+	struct rte_mbuf m;
+	uint64_t v = 7;
+	int rc, rm;
+
+	if (cap > UINT16_MAX) {
+		free(ref);
+		free(mb);
+		return;
+	}
+	fake_mbuf(&m, mb, len, cap);
+	if (p0->oi->flags & ROCE_F_ATOMIC) {
+		rc = roce_atomic_to_write(ref, &l, cap, &p, &v);
+		rm = roce_mbuf_atomic_to_write(&m, &q, &v);
+	} else {
+		rc = roce_ack_to_atomic_ack(ref, &l, cap, &p, v);
+		rm = roce_mbuf_ack_to_atomic_ack(&m, &q, v);
+	}
+	REF_ASSERT(rc == rm && (rc != 0 || (m.data_len == l && m.pkt_len == l &&
+					   memcmp(mb, ref, l) == 0)),
+		   "mbuf rewriter differs from the buffer one", mb, m.data_len);
+	free(ref);
+	free(mb);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -261,6 +339,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	REF_ASSERT(memcmp(b, data, len) == 0, "parse wrote to the frame", b, len);
 	roce_status_str(st);
 	roce_status_name(st);
+	try_chained(data, len, st);
 	if (st != ROCE_OK) {
 		free(b);
 		return 0;
@@ -306,6 +385,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		try_build_ack(b, len, &p, true, syn);
 	}
 	try_resign(b, len, &p);
+	if ((p.oi->flags & ROCE_F_ATOMIC) || p.opcode == ROCE_RC_ACKNOWLEDGE)
+		try_mbuf_rewrites(b, len, &p);
 	free(b);
 	return 0;
 }
