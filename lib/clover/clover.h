@@ -44,8 +44,10 @@
  * of the server: the server executes that key's CAS in the order swordd
  * sends them).  Any CAS swordd could not aim (key or tail unknown) makes the
  * tail unknown until every such CAS is answered and exactly one of them
- * succeeded.  A steered CAS that fails anyway (something changed memory
- * behind swordd's back) makes the tail unknown again.
+ * succeeded (a window of such CAS whose answers never came is given up
+ * after `cas` more tail CAS; a late answer of one counts for no window).
+ * A steered CAS that fails anyway (something changed memory behind
+ * swordd's back) makes the tail unknown again.
  *
  * I7: a frame is rewritten only after its arriving ICRC verified; a bad
  * frame passes unchanged (counted) and teaches nothing (data WRITEs, tail

@@ -25,7 +25,12 @@
  *   - a READ is steered to a node of the region it was in, a CAS to the
  *     next pointer of a node of its region;
  *   - a frame with a bad ICRC is never rewritten and changes no table;
- *   - every known tail is a node inside its region.
+ *   - every known tail is a node inside its region;
+ *   - clover.h's rule for blind CAS: a key's tail is not known while a CAS
+ *     passed blind in its current unsure window is unanswered.  The
+ *     harness notes each blind CAS it sees with the window its record
+ *     counts in (a window given up for answers that never came starts a
+ *     new one; the CAS of an abandoned window no longer count).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -76,6 +81,18 @@ static struct {
 	struct conn c[NCONN][NSRV];
 } W;
 
+/* The blind CAS the harness saw, with their window (see the top comment). */
+#define BLIND_MAX 64
+static struct blind {
+	uint32_t client_ip, psn;
+	int server;
+	uint16_t region;
+	uint64_t key, window;
+	bool live;
+} blind[BLIND_MAX];
+static unsigned int n_blind;
+static bool trace;      /* FUZZ_TRACE=1: print every call (for triage) */
+
 static const uint64_t vals[8] = {
 	0, 1, 2, 3, UINT64_MAX, 0x8000000000000000ull, 0x100, 0xdeadbeef,
 };
@@ -86,6 +103,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	roce_crc_init();
+	trace = getenv("FUZZ_TRACE") != NULL;
 	return 0;
 }
 
@@ -308,6 +326,60 @@ region_named(int server, uint32_t rkey, uint64_t va)
 	return -1;
 }
 
+/* Is the CAS record of b still in its slot, unanswered? */
+static const struct cas_ent *
+blind_entry(const struct blind *b)
+{
+	const struct cas_ent *c = cas_slot(W.cl, b->client_ip, b->psn, b->server);
+
+	if (!b->live || c->kind != CAS_UNSURE || c->answered ||
+	    c->client_ip != b->client_ip || c->psn != b->psn || c->server != b->server)
+		return NULL;
+	return c;
+}
+
+/* After a CAS request: note it if Clover passed it blind. */
+static void
+note_blind(const struct roce_pkt *p, int srv)
+{
+	struct blind b = { .client_ip = p->src_ip4, .psn = p->psn, .server = srv,
+			   .live = true };
+	const struct cas_ent *c = blind_entry(&b);
+	uint64_t dummy[CLOVER_COUNTER_NUM];
+	const struct key_ent *e;
+
+	if (c == NULL)
+		return;
+	e = key_find(W.cl, c->region, c->key, false, dummy);
+	if (e == NULL)
+		return;
+	b.region = c->region;
+	b.key = c->key;
+	/* the window it counts in (a retransmission keeps its original's) */
+	b.window = c->window;
+	blind[n_blind++ % BLIND_MAX] = b;
+}
+
+static void
+check_blind(void)
+{
+	uint64_t dummy[CLOVER_COUNTER_NUM];
+
+	for (unsigned int i = 0; i < BLIND_MAX && i < n_blind; i++) {
+		const struct key_ent *e;
+
+		if (blind_entry(&blind[i]) == NULL) {
+			blind[i].live = false;
+			continue;
+		}
+		e = key_find(W.cl, blind[i].region, blind[i].key, false, dummy);
+		REF_ASSERT(e == NULL || !(e->valid && e->unsure == 0 &&
+					  e->window_seq == blind[i].window),
+			   "a key's tail is known while a blind CAS of its window is "
+			   "unanswered", NULL, 0);
+	}
+}
+
 static void
 check_tables(void)
 {
@@ -323,6 +395,7 @@ check_tables(void)
 			REF_ASSERT(in_region(e->region, e->tail),
 				   "a known tail outside its region", NULL, 0);
 	}
+	check_blind();
 }
 
 static void
@@ -343,6 +416,27 @@ call(const uint8_t *in, uint32_t len, bool to_server, int srv)
 	rw = clover_process(W.cl, buf, &p, srv, to_server, W.ctr);
 	if (!good)
 		snap_same_free(&n, in, len);
+	if (good && to_server && p.opcode == ROCE_RC_COMPARE_SWAP)
+		note_blind(&p, srv);
+	if (trace) {
+		fprintf(stderr, "%s srv %d src %08x psn %u opcode 0x%02x va 0x%llx%s -> %d "
+			"cas_seq %llu |", to_server ? "req " : "resp", srv,
+			rte_be_to_cpu_32(p.src_ip4), p.psn, p.opcode,
+			(unsigned long long)(roce_has(p.oi, ROCE_HDR_RETH) ||
+					     (p.oi->flags & ROCE_F_ATOMIC) ?
+					     roce_ld64(in + p.bth_off + 12) : 0),
+			good ? "" : " (bad ICRC)", rw,
+			(unsigned long long)W.cl->cas_seq);
+		for (size_t i = 0; i < n_keys(); i++)
+			if (W.cl->keys[i].used)
+				fprintf(stderr, " k%llx:v%u/u%u/l%u/w%llu/t%llx",
+					(unsigned long long)W.cl->keys[i].key,
+					W.cl->keys[i].valid, W.cl->keys[i].unsure,
+					W.cl->keys[i].learned,
+					(unsigned long long)W.cl->keys[i].window_seq,
+					(unsigned long long)W.cl->keys[i].tail);
+		fprintf(stderr, "\n");
+	}
 	if (!rw) {
 		REF_ASSERT(memcmp(buf, in, len) == 0, "unchanged verdict, changed frame",
 			   buf, len);
@@ -398,6 +492,7 @@ setup(uint8_t h0, uint8_t h1)
 	static const uint32_t ways[4] = { 0, 1, 2, 4 };
 
 	memset(&W.prm, 0, sizeof(W.prm));
+	n_blind = 0;
 	memset(W.ctr, 0, sizeof(W.ctr));
 	W.prm.n_regions = 2;
 	for (int i = 0; i < 2; i++)
