@@ -267,7 +267,7 @@ struct snap {
 static size_t n_keys(void) { return (size_t)W.cl->key_mask + 1; }
 static size_t n_reads(void) { return (size_t)W.cl->n_buckets * W.cl->ways; }
 
-static void
+FUZZ_ORACLE static void
 snap_take(struct snap *n)
 {
 	const struct clover *cl = W.cl;
@@ -286,7 +286,7 @@ snap_take(struct snap *n)
 	n->cas_seq = cl->cas_seq;
 }
 
-static void
+FUZZ_ORACLE static void
 snap_same_free(struct snap *n, const uint8_t *f, uint32_t len)
 {
 	const struct clover *cl = W.cl;
@@ -304,7 +304,7 @@ snap_same_free(struct snap *n, const uint8_t *f, uint32_t len)
 }
 
 /* Is va inside region ri (by the harness's own reading of the params)? */
-static bool
+FUZZ_ORACLE static bool
 in_region(unsigned int ri, uint64_t va)
 {
 	const struct clover_region *r = &W.prm.regions[ri];
@@ -313,7 +313,7 @@ in_region(unsigned int ri, uint64_t va)
 }
 
 /* The region a request names, by the harness's reading; -1 if none. */
-static int
+FUZZ_ORACLE static int
 region_named(int server, uint32_t rkey, uint64_t va)
 {
 	for (unsigned int i = 0; i < W.prm.n_regions; i++) {
@@ -327,7 +327,7 @@ region_named(int server, uint32_t rkey, uint64_t va)
 }
 
 /* Is the CAS record of b still in its slot, unanswered? */
-static const struct cas_ent *
+FUZZ_ORACLE static const struct cas_ent *
 blind_entry(const struct blind *b)
 {
 	const struct cas_ent *c = cas_slot(W.cl, b->client_ip, b->psn, b->server);
@@ -339,7 +339,7 @@ blind_entry(const struct blind *b)
 }
 
 /* After a CAS request: note it if Clover passed it blind. */
-static void
+FUZZ_ORACLE static void
 note_blind(const struct roce_pkt *p, int srv)
 {
 	struct blind b = { .client_ip = p->src_ip4, .psn = p->psn, .server = srv,
@@ -360,7 +360,7 @@ note_blind(const struct roce_pkt *p, int srv)
 	blind[n_blind++ % BLIND_MAX] = b;
 }
 
-static void
+FUZZ_ORACLE static void
 check_blind(void)
 {
 	uint64_t dummy[CLOVER_COUNTER_NUM];
@@ -380,7 +380,7 @@ check_blind(void)
 	}
 }
 
-static void
+FUZZ_ORACLE static void
 check_tables(void)
 {
 	const struct clover *cl = W.cl;
@@ -398,7 +398,7 @@ check_tables(void)
 	check_blind();
 }
 
-static void
+FUZZ_ORACLE static void
 call(const uint8_t *in, uint32_t len, bool to_server, int srv)
 {
 	static uint8_t buf[FRAME_MAX];

@@ -57,7 +57,7 @@ put_file(const char *text, size_t n)
 		abort();
 }
 
-static void
+FUZZ_ORACLE static void
 check_err(int rc, const char *err, const char *text)
 {
 	if (rc != 0 && rc != -1)
@@ -112,7 +112,7 @@ print_one(void *arg, const char *sec, const char *inst, const struct sword_key *
 }
 
 /* c2 (rebuilt from c's printed values) must be c. */
-static void
+FUZZ_ORACLE static void
 same_config(struct sword_config *c, struct sword_config *c2, const char *how,
 	    const char *text)
 {

@@ -53,7 +53,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void
+FUZZ_ORACLE static void
 same_pkt(const struct roce_pkt *a, const struct roce_pkt *b, const uint8_t *f,
 	 uint32_t len)
 {
@@ -69,7 +69,7 @@ same_pkt(const struct roce_pkt *a, const struct roce_pkt *b, const uint8_t *f,
 }
 
 /* *p as a rewriter left it must be what a fresh parse says. */
-static void
+FUZZ_ORACLE static void
 reparse_agrees(const uint8_t *f, uint32_t len, const struct roce_pkt *p)
 {
 	struct roce_pkt q;
@@ -91,7 +91,7 @@ ld16(const uint8_t *b)
  * changed outside [from, pout->icrc_off) except the IP/UDP length and
  * checksum fields and the BTH pad bits.
  */
-static void
+FUZZ_ORACLE static void
 judge_rewrite(const uint8_t *in, uint32_t len_in, const struct roce_pkt *pin,
 	      const uint8_t *out, uint32_t len_out, const struct roce_pkt *pout,
 	      uint32_t from)

@@ -12,13 +12,13 @@
 
 #include "fuzz_ref.h"
 
-static uint32_t
+FUZZ_ORACLE static uint32_t
 be16(const uint8_t *p)
 {
 	return ((uint32_t)p[0] << 8) | p[1];
 }
 
-bool
+FUZZ_ORACLE bool
 ref_locate(const uint8_t *f, uint32_t len, struct ref_frame *r)
 {
 	uint32_t l3 = 14, type, udp_len;
@@ -69,7 +69,7 @@ ref_locate(const uint8_t *f, uint32_t len, struct ref_frame *r)
 	return true;
 }
 
-bool
+FUZZ_ORACLE bool
 ref_icrc_ok(const uint8_t *f, const struct ref_frame *r)
 {
 	static uint8_t buf[8 + 65536];
@@ -96,7 +96,7 @@ ref_icrc_ok(const uint8_t *f, const struct ref_frame *r)
 }
 
 /* Ones' complement sum of n bytes (odd tail padded with a zero byte). */
-static uint32_t
+FUZZ_ORACLE static uint32_t
 sum16(uint32_t acc, const uint8_t *p, uint32_t n)
 {
 	for (uint32_t i = 0; i + 1 < n; i += 2)
@@ -106,7 +106,7 @@ sum16(uint32_t acc, const uint8_t *p, uint32_t n)
 	return acc;
 }
 
-static uint16_t
+FUZZ_ORACLE static uint16_t
 fold(uint32_t acc)
 {
 	while (acc >> 16)
@@ -114,7 +114,7 @@ fold(uint32_t acc)
 	return (uint16_t)acc;
 }
 
-bool
+FUZZ_ORACLE bool
 ref_ip4_cksum_ok(const uint8_t *f, const struct ref_frame *r)
 {
 	if (r->ipv != 4)
@@ -123,7 +123,7 @@ ref_ip4_cksum_ok(const uint8_t *f, const struct ref_frame *r)
 }
 
 /* The UDP sum over pseudo-header and datagram, checksum field included. */
-static uint16_t
+FUZZ_ORACLE static uint16_t
 udp_sum(const uint8_t *f, const struct ref_frame *r)
 {
 	uint32_t udp_len = r->end - r->l4, acc = 0;
@@ -138,7 +138,7 @@ udp_sum(const uint8_t *f, const struct ref_frame *r)
 	return fold(sum16(acc, f + r->l4, udp_len));
 }
 
-int
+FUZZ_ORACLE int
 ref_udp_cksum_state(const uint8_t *f, const struct ref_frame *r)
 {
 	/* zero: the sender did not use one (IPv4; over IPv6 only a sender
@@ -148,7 +148,7 @@ ref_udp_cksum_state(const uint8_t *f, const struct ref_frame *r)
 	return udp_sum(f, r) == 0xffff ? 1 : -1;
 }
 
-void
+FUZZ_ORACLE void
 ref_udp_cksum_set(uint8_t *f, const struct ref_frame *r)
 {
 	uint16_t c;
@@ -161,7 +161,7 @@ ref_udp_cksum_set(uint8_t *f, const struct ref_frame *r)
 	f[r->l4 + 7] = (uint8_t)c;
 }
 
-const char *
+FUZZ_ORACLE const char *
 ref_check_frame(const uint8_t *f, uint32_t len)
 {
 	struct ref_frame r;
@@ -179,7 +179,7 @@ ref_check_frame(const uint8_t *f, uint32_t len)
 	return NULL;
 }
 
-void
+FUZZ_ORACLE void
 ref_fail(const char *where, int line, const char *what, const uint8_t *f,
 	 uint32_t len)
 {

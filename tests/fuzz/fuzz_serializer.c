@@ -499,7 +499,7 @@ n_stubs(void)
 	return (size_t)W.prm.max_conns * W.prm.ring_size;
 }
 
-static void
+FUZZ_ORACLE static void
 snap_alloc(struct snap *n)
 {
 	const struct rc_table *t = W.s->rc;
@@ -515,7 +515,7 @@ snap_alloc(struct snap *n)
 		abort();
 }
 
-static void
+FUZZ_ORACLE static void
 snap_free(struct snap *n)
 {
 	free(n->words);
@@ -527,14 +527,14 @@ snap_free(struct snap *n)
 }
 
 /* counters a bad frame may move */
-static void
+FUZZ_ORACLE static void
 counters_masked(struct ser_counters *c)
 {
 	*c = *ser_counters(W.s);
 	c->req_seen = c->resp_seen = c->bad_icrc_passed = c->resp_bad_icrc = 0;
 }
 
-static void
+FUZZ_ORACLE static void
 snap_take(struct snap *n)
 {
 	const struct rc_table *t = W.s->rc;
@@ -549,7 +549,7 @@ snap_take(struct snap *n)
 	counters_masked(&n->c);
 }
 
-static void
+FUZZ_ORACLE static void
 snap_same(const struct snap *n, const uint8_t *f, uint32_t len)
 {
 	const struct rc_table *t = W.s->rc;
@@ -576,7 +576,7 @@ snap_same(const struct snap *n, const uint8_t *f, uint32_t len)
 /* ------------------------------------------------------------------ */
 /* invariants after every call */
 
-static void
+FUZZ_ORACLE static void
 check_table(void)
 {
 	struct rc_table *t = W.s->rc;
@@ -617,7 +617,7 @@ check_table(void)
 		   "connection maps out of step with the slots", NULL, 0);
 }
 
-static void
+FUZZ_ORACLE static void
 check_words(void)
 {
 	struct ser *s = W.s;
@@ -664,7 +664,7 @@ check_words(void)
 /* ------------------------------------------------------------------ */
 /* one call and its judgement */
 
-static void
+FUZZ_ORACLE static void
 check_out(const uint8_t *in, uint32_t in_len, const struct roce_pkt *pin,
 	  const uint8_t *out, uint32_t out_len, bool request, bool emitted)
 {
@@ -697,7 +697,7 @@ check_out(const uint8_t *in, uint32_t in_len, const struct roce_pkt *pin,
 	}
 }
 
-static void
+FUZZ_ORACLE static void
 call(const uint8_t *in, uint32_t len, bool to_server, int ci, int si, uint8_t b7,
      bool is_retransmit, uint64_t dt)
 {
