@@ -345,8 +345,16 @@ replay_redecide(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 		return (enum ser_verdict)-1;
 	dec = ser_word_decide(s, st->word, owner_of(c), &st->op, now, true,
 			      &orig, &wval, &pending);
-	if (dec != SD_WRITE && dec != SD_ZERO)
+	if (dec != SD_WRITE && dec != SD_ZERO) {
+		/* Decidable a moment ago, yet ser_word_decide expired the
+		 * word's pending writes or found it shared and chose the real
+		 * atomic, taking a busy hold for it.  It is dropped, not sent:
+		 * give the hold back, or nothing ever would and the word could
+		 * never be decided again. */
+		if (dec == SD_PASS_REAL)
+			ser_word_busy_done(s, st->word, false);
 		return drop(s);
+	}
 	st->flags &= (uint16_t)~(SF_ZERO_LEN | SF_PENDING | SF_SENT_MSN | SF_UNSURE);
 	st->orig = orig;
 	st->wval = wval;
