@@ -79,6 +79,7 @@ struct cas_ent {
 	uint64_t compare;
 	uint64_t key;
 	uint64_t node;         /* the node this CAS links in */
+	uint64_t window;       /* CAS_UNSURE: window_seq of the window it counts in */
 	uint32_t client_ip;
 	uint32_t qpn;
 	uint32_t psn;
@@ -344,7 +345,7 @@ cas_forget(struct clover *cl, struct cas_ent *c, uint64_t *ctr)
 	if (c->kind != CAS_UNSURE)
 		return;
 	e = key_find(cl, c->region, c->key, false, ctr);
-	if (e != NULL) {
+	if (e != NULL && e->window_seq == c->window) {
 		e->learned = 2;        /* the outcome is unknown: stay unknown */
 		unsure_done(e);
 	}
@@ -441,7 +442,7 @@ on_tail_cas(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int ser
 		if (c->target_va == va)
 			return false;
 		set_va(ae, c->target_va);
-		roce_icrc_update(frame, p);
+		roce_resign(frame, p);
 		return true;
 	}
 	cas_forget(cl, c, ctr);
@@ -473,7 +474,8 @@ on_tail_cas(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int ser
 	c->region = (uint16_t)ri;
 
 	if (e->unsure != 0 && cl->cas_seq - e->window_seq > cl->prm.cas) {
-		/* answers that never came (client gone): give up on them */
+		/* answers that never came (client gone): give up on them; if
+		 * one comes after all, it belongs to no window (cas_ent.window) */
 		e->unsure = 0;
 		e->learned = 0;
 	}
@@ -496,7 +498,7 @@ on_tail_cas(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int ser
 				return false;
 			}
 			set_va(ae, target);
-			roce_icrc_update(frame, p);
+			roce_resign(frame, p);
 			ctr[CLOVER_STEERED_WRITES]++;
 			return true;
 		}
@@ -508,6 +510,7 @@ on_tail_cas(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int ser
 		e->window_seq = cl->cas_seq;
 		e->learned = 0;
 	}
+	c->window = e->window_seq;
 	e->unsure++;
 	e->valid = 0;
 	return false;
@@ -548,7 +551,7 @@ on_value_read(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int s
 		return false;
 	}
 	set_va(reth, e->tail);
-	roce_icrc_update(frame, p);
+	roce_resign(frame, p);
 	ctr[CLOVER_STEERED_READS]++;
 	return true;
 }
@@ -589,7 +592,12 @@ on_atomic_ack(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int s
 		}
 		return;
 	}
-	/* CAS_UNSURE */
+	/* CAS_UNSURE.  The answer of a CAS whose window was given up on
+	 * (on_tail_cas: answers that never came) is not one of the current
+	 * window's: counting it would close that window while its own blind
+	 * CAS are still unanswered, and declare a tail they may move. */
+	if (e->window_seq != c->window)
+		return;
 	if (ok) {
 		e->learned++;
 		e->learn_node = c->node;

@@ -44,8 +44,10 @@
  * of the server: the server executes that key's CAS in the order swordd
  * sends them).  Any CAS swordd could not aim (key or tail unknown) makes the
  * tail unknown until every such CAS is answered and exactly one of them
- * succeeded.  A steered CAS that fails anyway (something changed memory
- * behind swordd's back) makes the tail unknown again.
+ * succeeded (a window of such CAS whose answers never came is given up
+ * after `cas` more tail CAS; a late answer of one counts for no window).
+ * A steered CAS that fails anyway (something changed memory behind
+ * swordd's back) makes the tail unknown again.
  *
  * I7: a frame is rewritten only after its arriving ICRC verified; a bad
  * frame passes unchanged (counted) and teaches nothing (data WRITEs, tail
@@ -127,8 +129,9 @@ void clover_destroy(struct clover *cl);
 /*
  * Look at one well-formed RoCE frame (roce_parse() == ROCE_OK) to or from
  * managed server index `server`.  Returns true if the frame was rewritten
- * in place (a va changed, ICRC recomputed; lengths and offsets in *p stay
- * valid), false if it is unchanged.  ctr has CLOVER_COUNTER_NUM slots.
+ * in place (a va changed, ICRC and any UDP checksum recomputed; lengths
+ * and offsets in *p stay valid), false if it is unchanged.  ctr has
+ * CLOVER_COUNTER_NUM slots.
  */
 bool clover_process(struct clover *cl, uint8_t *frame, const struct roce_pkt *p,
 		    int server, bool to_server, uint64_t *ctr);

@@ -118,6 +118,7 @@ rmp_build_filler(const struct rmp_lane *l, uint32_t lpsn, struct remap_emit *out
 	roce_st32(bth + 8, ROCE_BTH_ACKREQ | (lpsn & ROCE_PSN_MASK));
 	if (roce_parse(out->buf, len, &p) != ROCE_OK)
 		return -1;
+	roce_ip_cksum_update(out->buf, &p);   /* a new length */
 	roce_resign(out->buf, &p);
 	out->len = len;
 	out->to_server = true;

@@ -503,6 +503,20 @@ int roce_icrc_patch(uint8_t *frame, const struct roce_pkt *p, uint32_t off,
 /* The ICRC implementation in use, e.g. "mb4-avx" (for the start-up log). */
 const char *roce_icrc_impl(void);
 
+/*
+ * Re-sign a frame edited in place without a length change (a PSN, AckReq,
+ * a va): recompute the ICRC and, if the sender used one, the UDP checksum,
+ * which covers the edited bytes and the ICRC.  Every in-place edit of a
+ * frame that is forwarded ends with this, never with roce_icrc_update()
+ * alone: a UDP checksum left from before the edit no longer matches, and a
+ * receiver that checks it (the Linux UDP stack under rxe) drops the frame.
+ * A zero UDP checksum (what RoCEv2 senders send over IPv4) stays zero.
+ * Only for frames whose arriving ICRC verified (I7): the ICRC covers every
+ * byte the UDP checksum does except the checksum itself and BTH byte 4, so
+ * recomputing it cannot pass off a corrupted header or payload as good.
+ */
+void roce_resign(uint8_t *frame, const struct roce_pkt *p);
+
 /* Select the fastest rte_net_crc implementation this CPU allows (idempotent). */
 void roce_crc_init(void);
 
@@ -555,11 +569,6 @@ int roce_build_ack(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
 		   const struct roce_pkt *tmpl_p, uint32_t psn, uint8_t syndrome,
 		   uint32_t msn, bool with_orig, uint64_t orig,
 		   struct roce_pkt *out_p);
-
-/* After header fields changed in place (addresses, QPN, PSN, AETH): the
- * IPv4 checksum, the ICRC and a non-zero UDP checksum computed anew.
- * Only for frames whose ICRC was verified before the change. */
-void roce_resign(uint8_t *frame, const struct roce_pkt *p);
 
 /* mbuf conveniences over the above (single-segment mbufs). */
 int roce_mbuf_atomic_to_write(struct rte_mbuf *m, struct roce_pkt *p,

@@ -44,6 +44,13 @@ roce_udp_cksum_redo(uint8_t *f, const struct roce_pkt *p)
 	udp->dgram_cksum = cs;
 }
 
+void
+roce_resign(uint8_t *frame, const struct roce_pkt *p)
+{
+	roce_icrc_update(frame, p);     /* the UDP checksum covers the ICRC */
+	roce_udp_cksum_fix(frame, p);
+}
+
 /*
  * Add delta to a 16-bit length field and, for the IPv4 total length, fold
  * the change into the header checksum incrementally (RFC 1624, eqn. 3):
@@ -148,10 +155,8 @@ atomic_to_write(uint8_t *frame, uint32_t *frame_len_io, uint32_t cap,
 	frame[p->bth_off + 1] &= (uint8_t)~ROCE_BTH_PAD_MASK;
 	p->pad = 0;
 	set_lengths(frame, p, delta);
-	if (sign) {
-		roce_icrc_update(frame, p); /* the UDP checksum covers the ICRC */
-		roce_udp_cksum_fix(frame, p);
-	}
+	if (sign)
+		roce_resign(frame, p);
 	return 0;
 }
 
@@ -187,10 +192,8 @@ ack_to_atomic_ack(uint8_t *frame, uint32_t *frame_len_io, uint32_t cap,
 	roce_st64(frame + p->bth_off + ROCE_BTH_LEN + ROCE_AETH_LEN, orig);
 	set_opcode(frame, p, ROCE_RC_ATOMIC_ACKNOWLEDGE);
 	set_lengths(frame, p, ROCE_ATOMIC_ACK_ETH_LEN);
-	if (sign) {
-		roce_icrc_update(frame, p); /* the UDP checksum covers the ICRC */
-		roce_udp_cksum_fix(frame, p);
-	}
+	if (sign)
+		roce_resign(frame, p);
 	return 0;
 }
 
@@ -244,18 +247,10 @@ roce_build_ack(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
 				(int32_t)out_p->frame_len);
 	/* a new packet: its IPv4 checksum is computed, not carried over */
 	roce_ip_cksum_update(out, out_p);
-	roce_icrc_update(out, out_p);
-	roce_udp_cksum_fix(out, out_p);
+	roce_resign(out, out_p);
 	return out_p->frame_len;
 }
 
-void
-roce_resign(uint8_t *frame, const struct roce_pkt *p)
-{
-	roce_ip_cksum_update(frame, p);
-	roce_icrc_update(frame, p);
-	roce_udp_cksum_fix(frame, p);
-}
 
 /* ---------------------------------------------------------------------- */
 /* mbuf wrappers: the frame is the first (only) segment's data. */

@@ -60,6 +60,15 @@ ser_stub_orphan(struct ser *s, struct ser_stub *st, uint64_t now)
 }
 
 void
+ser_close_open_write(struct ser *s, struct ser_conn *sc, uint64_t now)
+{
+	for (uint32_t w = 0; sc->open_word != SER_NO_WORD && w < sc->open_nwords; w++)
+		ser_word_orphan_busy(s, sc->open_word + w, now);
+	sc->open_word = SER_NO_WORD;
+	sc->open_nwords = 0;
+}
+
+void
 ser_untrack_unpaired(struct ser *s, uint32_t srv_ip, uint32_t cl_ip, uint64_t now)
 {
 	for (uint32_t i = 0; i < rc_capacity(s->rc); i++) {
@@ -84,9 +93,7 @@ ser_untrack_unpaired(struct ser *s, uint32_t srv_ip, uint32_t cl_ip, uint64_t no
 			st->flags = (uint16_t)((st->flags & ~SF_BUSY) | SF_UNTRACKED |
 					       SF_ANSWERED | SF_NOLEARN);
 		}
-		for (uint32_t w = 0; sc->open_word != SER_NO_WORD && w < sc->open_nwords; w++)
-			ser_word_orphan_busy(s, sc->open_word + w, now);
-		sc->open_word = SER_NO_WORD;
+		ser_close_open_write(s, sc, now);
 	}
 }
 
@@ -101,9 +108,7 @@ conn_end(void *ctx, struct rc_conn *c, uint64_t now)
 	for (uint32_t i = 0; i < s->prm.ring_size; i++)
 		if (sc->ring[i].kind != ST_EMPTY)
 			ser_stub_orphan(s, &sc->ring[i], now);
-	for (uint32_t i = 0; sc->open_word != SER_NO_WORD && i < sc->open_nwords; i++)
-		ser_word_orphan_busy(s, sc->open_word + i, now);
-	sc->open_word = SER_NO_WORD;
+	ser_close_open_write(s, sc, now);
 	sc->inc = 0;
 }
 

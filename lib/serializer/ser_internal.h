@@ -172,6 +172,10 @@ struct ser_conn *ser_conn_state(struct ser *s, const struct rc_conn *c);
 struct ser_conn *ser_conn_new_life(struct ser *s, struct rc_conn *c, uint32_t psn,
 				   uint64_t now);
 void ser_stub_orphan(struct ser *s, struct ser_stub *st, uint64_t now);
+/* The connection's open multi-packet write will never see its LAST (its
+ * life ended, or a new WRITE message began): give its words back as
+ * orphans (S7). */
+void ser_close_open_write(struct ser *s, struct ser_conn *sc, uint64_t now);
 /* Responses between these hosts cannot be paired: the unpaired
  * connections' outstanding ops will not be seen answered. */
 void ser_untrack_unpaired(struct ser *s, uint32_t srv_ip, uint32_t cl_ip,

@@ -265,7 +265,7 @@ restore_ackreq(struct ser *s, struct ser_stub *st, uint8_t *f, struct roce_pkt *
 {
 	if ((st->flags & SF_ACKREQ) && !roce_get_ackreq(f, p)) {
 		set_ackreq(f, p);
-		roce_icrc_update(f, p);
+		roce_resign(f, p);
 		s->c.dup_replayed++;
 		return SER_FORWARD_REWRITTEN;
 	}
@@ -345,8 +345,16 @@ replay_redecide(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 		return (enum ser_verdict)-1;
 	dec = ser_word_decide(s, st->word, owner_of(c), &st->op, now, true,
 			      &orig, &wval, &pending);
-	if (dec != SD_WRITE && dec != SD_ZERO)
+	if (dec != SD_WRITE && dec != SD_ZERO) {
+		/* Decidable a moment ago, yet ser_word_decide expired the
+		 * word's pending writes or found it shared and chose the real
+		 * atomic, taking a busy hold for it.  It is dropped, not sent:
+		 * give the hold back, or nothing ever would and the word could
+		 * never be decided again. */
+		if (dec == SD_PASS_REAL)
+			ser_word_busy_done(s, st->word, false);
 		return drop(s);
+	}
 	st->flags &= (uint16_t)~(SF_ZERO_LEN | SF_PENDING | SF_SENT_MSN | SF_UNSURE);
 	st->orig = orig;
 	st->wval = wval;
@@ -604,7 +612,7 @@ fresh_word_write(struct ser *s, const struct rc_conn *c, const struct ser_conn *
 	st->chg_seq = s->words[rc->word].chg_seq;
 	if (!s->prm.no_force_ackreq && !roce_get_ackreq(f, p)) {
 		set_ackreq(f, p);
-		roce_icrc_update(f, p);
+		roce_resign(f, p);
 		st->flags |= SF_ACKREQ;
 		s->c.ackreq_set++;
 		return SER_FORWARD_REWRITTEN;
@@ -630,6 +638,12 @@ fresh_span_write(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 		return;
 	}
 	if (roce_has(oi, ROCE_HDR_RETH)) {
+		/* A new WRITE message while another is open: the open one gets
+		 * no LAST any more (its responder NAKs the out-of-sequence
+		 * opcode), so nothing would ever give back the words its FIRST
+		 * made busy, and they could never be decided again.  Its FIRST
+		 * may have written memory: release them as orphans. */
+		ser_close_open_write(s, sc, now);
 		for (uint32_t i = 0; i < rc->nwords; i++) {
 			ser_word_busy_take(s, rc->word + i);
 			s->words[rc->word + i].flags |= WF_DIRTY;

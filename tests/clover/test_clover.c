@@ -611,6 +611,145 @@ START_TEST(tc_cas_without_write)
 }
 END_TEST
 
+/*
+ * fuzz_clover finding: a blind CAS window whose answers never came is given
+ * up after `cas` more tail CAS; an answer of one of its CAS that comes
+ * after all used to be counted against the *new* window, closing it while
+ * the new window's own blind CAS was unanswered and declaring a tail that
+ * CAS may still move (clover.h: the tail stays unknown until every blind
+ * CAS is answered).  Now the late answer counts for no window.
+ */
+#define OTHER_IP RTE_BE32(0xc6120109)
+
+static uint32_t
+mk_cas_from(uint8_t *f, uint32_t ip, uint32_t qpn, uint32_t psn, uint64_t va,
+	    uint64_t swap)
+{
+	uint8_t ae[28];
+
+	be64_at(ae, va);
+	be32_at(ae + 8, 1);
+	be64_at(ae + 12, swap);
+	be64_at(ae + 20, 0);
+	return csim_build(f, ip, SRV_IP, qpn, ROCE_RC_COMPARE_SWAP, psn, ae, 28, NULL, 0);
+}
+
+static struct clover *
+four_cas_slots(void)
+{
+	struct clover_params cp = {
+		.n_regions = 1, .keys = 64, .read_factor = 3, .qps = 64, .cas = 4,
+		.write_steering = true, .read_steering = true,
+	};
+
+	cp.regions[0] = (struct clover_region){
+		.server = 0, .rkey_any = true, .base = 0x1000, .last = 0xffffff,
+		.write_min = 64, .key_offset = 8, .key_width = 8, .next_offset = 0,
+		.read_min = 64,
+	};
+	return clover_create(&cp);
+}
+
+static uint32_t
+mk_answer_to(uint8_t *f, uint32_t ip, uint32_t psn, uint64_t orig)
+{
+	uint8_t ext[12];
+
+	be32_at(ext, 0x1f000000u | psn);
+	be64_at(ext + 4, orig);
+	return csim_build(f, SRV_IP, ip, 0x44, ROCE_RC_ATOMIC_ACKNOWLEDGE, psn, ext, 12,
+			  NULL, 0);
+}
+
+static uint32_t
+mk_write_from(uint8_t *f, uint32_t ip, uint32_t qpn, uint32_t psn, uint64_t va,
+	      uint64_t key)
+{
+	uint8_t reth[16], val[64] = { 0 };
+
+	memcpy(val + 8, &key, 8);
+	be64_at(reth, va);
+	be32_at(reth + 8, 1);
+	be32_at(reth + 12, 64);
+	return csim_build(f, ip, SRV_IP, qpn, ROCE_RC_WRITE_ONLY, psn, reth, 16, val, 64);
+}
+
+/*
+ * A PSN >= from for a CAS from ip whose record takes none of the slots of
+ * the unanswered CAS (ips[i], psns[i]): found on a scratch instance (a
+ * record's slot depends on client IP, PSN and server only, and the hash is
+ * clover.c's own).
+ */
+static uint32_t
+psn_beside(uint32_t ip, uint32_t from, const uint32_t *ips, const uint32_t *psns,
+	   int n)
+{
+	for (uint32_t psn = from; psn < from + 1000; psn++) {
+		struct clover *cl = four_cas_slots();
+		uint64_t ctr[CLOVER_COUNTER_NUM] = { 0 };
+		uint8_t f[256];
+
+		ck_assert_ptr_nonnull(cl);
+		for (int i = 0; i < n; i++)
+			feed(cl, f, mk_cas_from(f, ips[i], 0x77, psns[i], 0x5000, 1),
+			     true, ctr);
+		feed(cl, f, mk_cas_from(f, ip, 0x77, psn, 0x5000, 1), true, ctr);
+		clover_destroy(cl);
+		if (ctr[CLOVER_CAS_EVICTED] == 0)
+			return psn;
+	}
+	ck_abort_msg("no PSN beside the others' CAS slots");
+	return 0;
+}
+
+START_TEST(tc_late_answer_of_given_up_window)
+{
+	struct clover *cl = four_cas_slots();
+	uint64_t ctr[CLOVER_COUNTER_NUM] = { 0 }, tail;
+	uint32_t ips[2] = { CLIENT_IP, OTHER_IP }, psns[2] = { 3, 0 }, pi = 100;
+	uint32_t pb, pc;
+	uint8_t f[256];
+
+	ck_assert_ptr_nonnull(cl);
+	/* the client's QP writes node A of key 5 and links it, blind */
+	ck_assert(!feed(cl, f, mk_write(f, 2, 0x2000, 5), true, ctr));
+	ck_assert(!feed(cl, f, mk_cas(f, 3, 0x1000, 0x2000), true, ctr));
+	/* four answered tail CAS of nobody's key: the window of key 5 is now
+	 * older than the CAS table, its answer presumed lost */
+	for (int i = 0; i < 4; i++) {
+		pi = psn_beside(OTHER_IP, pi + 1, ips, psns, 1);
+		ck_assert(!feed(cl, f, mk_cas_from(f, OTHER_IP, 0x33, pi, 0x5000, 1),
+				true, ctr));
+		ck_assert(!feed(cl, f, mk_answer_to(f, OTHER_IP, pi, 0), false, ctr));
+	}
+	/* QPs B and C of another client link nodes B and C after A: the old
+	 * window is given up and B's CAS opens a new one, C's joins it */
+	pb = psn_beside(OTHER_IP, pi + 1, ips, psns, 1);
+	psns[1] = pb;
+	pc = psn_beside(OTHER_IP, pb + 1, ips, psns, 2);
+	ck_assert(!feed(cl, f, mk_write_from(f, OTHER_IP, 0x34, 1, 0x3000, 5), true, ctr));
+	ck_assert(!feed(cl, f, mk_cas_from(f, OTHER_IP, 0x34, pb, 0x2000, 0x3000), true,
+			ctr));
+	ck_assert(!feed(cl, f, mk_write_from(f, OTHER_IP, 0x35, 1, 0x4000, 5), true, ctr));
+	ck_assert(!feed(cl, f, mk_cas_from(f, OTHER_IP, 0x35, pc, 0x2000, 0x4000), true,
+			ctr));
+	ck_assert_uint_eq(ctr[CLOVER_CAS_UNSTEERED], 3);
+	ck_assert_uint_eq(ctr[CLOVER_CAS_EVICTED], 0);   /* every record is there */
+	/* B linked B */
+	ck_assert(!feed(cl, f, mk_answer_to(f, OTHER_IP, pb, 0), false, ctr));
+	ck_assert(!clover_tail(cl, 0, 5, &tail));
+	/* the first CAS's answer comes after all (it failed): C is still
+	 * out and may link C after B, so the tail must stay unknown */
+	ck_assert(!feed(cl, f, mk_answer_to(f, CLIENT_IP, 3, 0x9999), false, ctr));
+	ck_assert(!clover_tail(cl, 0, 5, &tail));
+	/* C failed (B was there first): B is the tail */
+	ck_assert(!feed(cl, f, mk_answer_to(f, OTHER_IP, pc, 0x3000), false, ctr));
+	ck_assert(clover_tail(cl, 0, 5, &tail));
+	ck_assert_uint_eq(tail, 0x3000);
+	clover_destroy(cl);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------- */
 /* Config */
 
@@ -728,6 +867,7 @@ main(void)
 	tcase_add_test(tc, tc_bad_icrc_write_not_learned);
 	tcase_add_test(tc, tc_read_table_buckets);
 	tcase_add_test(tc, tc_superseded_tail_relearned);
+	tcase_add_test(tc, tc_late_answer_of_given_up_window);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(loop, 1200);
 	tcase_add_test(loop, tc_single_client_untouched);
