@@ -104,8 +104,10 @@ for r in runs:
     if r["no_impl"]:
         print("  no %s ratio: this swordd passed the run through" % r["mode"])
     else:
+        what = {"accel": "acceleration", "remap": "remapping",
+                "accel-remap": "acceleration + remapping"}.get(r["mode"], r["mode"])
         print("  %s / pass-through: %.2fx lock ops/s, server atomics %.0f/s -> %.0f/s, "
-              "server QPs %d -> %d" % (r["mode"], r["lock_ops_per_s"] / base[0]["lock_ops_per_s"],
+              "server QPs %d -> %d" % (what, r["lock_ops_per_s"] / base[0]["lock_ops_per_s"],
                                        base[0]["server_atomics_per_s"], r["server_atomics_per_s"],
                                        base[0]["server_qps"], r["server_qps"]))
 if out:
