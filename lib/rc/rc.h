@@ -132,6 +132,30 @@ void rc_close(struct rc_table *t, struct rc_conn *c, uint64_t now);
 #define RC_MAX_LISTENERS 4
 typedef void (*rc_end_fn)(void *ctx, struct rc_conn *c, uint64_t now);
 int rc_listen(struct rc_table *t, rc_end_fn fn, void *ctx);
+/* Forget every listener and ordering function registered with ctx (a
+ * function's state being destroyed while the table lives on). */
+void rc_unlisten(struct rc_table *t, void *ctx);
+
+/*
+ * Ordering domains.  The serializer may decide an op on a word while
+ * other writes to it are in flight only if the server executes them all
+ * in the order swordd forwards them: RC guarantees that within one server
+ * connection.  Without remapping that is one client connection (its
+ * incarnation number); with remapping, every client connection on one
+ * lane.  The function that places requests on shared server connections
+ * registers an rc_order_fn: it names the domain a connection's request at
+ * psn will be executed in if forwarded now as a one-PSN WRITE (atomic:
+ * as an atomic), or 0 when that is not sure (not on a lane, not the next
+ * PSN, no room: the request may be held and overtaken).  Domain numbers come from rc_new_domain(),
+ * the counter incarnations come from, so they never name a connection.
+ */
+typedef uint32_t (*rc_order_fn)(void *ctx, const struct rc_conn *c, uint32_t psn,
+				 bool atomic);
+void rc_set_order(struct rc_table *t, rc_order_fn fn, void *ctx);
+uint32_t rc_new_domain(struct rc_table *t);
+/* The domain of c's request at psn: a lane's, or c's own incarnation. */
+uint32_t rc_order_domain(const struct rc_table *t, const struct rc_conn *c,
+			 uint32_t psn, bool atomic);
 
 /* A request (or CM) on c: it is alive.  Responses do not count: a stale
  * pairing must be able to age out while another QP's answers hit it. */

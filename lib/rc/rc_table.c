@@ -306,9 +306,48 @@ window_start(struct rc_conn *c, uint32_t psn)
 static uint32_t
 next_incarnation(struct rc_table *t)
 {
-	if (++t->incarnations == 0)
+	/* 0 and UINT32_MAX never name a life: users keep them as "nobody"
+	 * and "several" */
+	if (++t->incarnations == 0 || t->incarnations == UINT32_MAX)
 		t->incarnations = 1;
 	return t->incarnations;
+}
+
+void
+rc_unlisten(struct rc_table *t, void *ctx)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < t->n_listeners; i++)
+		if (t->listeners[i].ctx != ctx)
+			t->listeners[k++] = t->listeners[i];
+	t->n_listeners = k;
+	if (t->order_ctx == ctx) {
+		t->order_fn = NULL;
+		t->order_ctx = NULL;
+	}
+}
+
+uint32_t
+rc_new_domain(struct rc_table *t)
+{
+	return next_incarnation(t);
+}
+
+void
+rc_set_order(struct rc_table *t, rc_order_fn fn, void *ctx)
+{
+	t->order_fn = fn;
+	t->order_ctx = ctx;
+}
+
+uint32_t
+rc_order_domain(const struct rc_table *t, const struct rc_conn *c, uint32_t psn,
+		bool atomic)
+{
+	uint32_t d = t->order_fn ? t->order_fn(t->order_ctx, c, psn, atomic) : 0;
+
+	return d ? d : c->incarnation;
 }
 
 struct rc_conn *

@@ -114,6 +114,7 @@ struct remap_emit {
 	X(gap_dropped)       /* client request ahead of its next PSN */       \
 	X(bad_icrc_dropped)  /* request of a bound connection, bad ICRC */    \
 	X(rd_limit_dropped)  /* READ/atomic beyond the responder resources */ \
+	X(msg_open_held)     /* another client's multi-packet message is open on the lane */ \
 	X(recovery_held)     /* request beyond a recovering lane's resend point */ \
 	X(ring_full)         /* lane stub ring full of unanswered PSNs */     \
 	X(dead_lane_dropped) /* request of a client on a closed lane */       \

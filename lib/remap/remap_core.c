@@ -103,6 +103,7 @@ lane_open(struct remap *r, struct rmp_lane *l, struct rc_conn *c, const uint8_t 
 	l->open = 1;
 	l->owner = rc_index(r->rc, c);
 	l->owner_inc = c->incarnation;
+	l->dom = rc_new_domain(r->rc);
 	l->cl_ip = c->cl_ip;
 	l->cl_qpn = c->cl_qpn;
 	l->srv_qpn = c->srv_qpn;
@@ -192,6 +193,10 @@ conn_end(void *ctx, struct rc_conn *c, uint64_t now)
 
 		if (l->bound)
 			l->bound--;
+		/* its message left half sent: the server QP would take the
+		 * next client's packet for an invalid request and fail */
+		if (l->msg_open && l->msg_conn == i && l->msg_inc == c->incarnation)
+			rmp_lane_close(r, l);
 		/* atomics whose answers it never got no longer hold places */
 		for (uint32_t k = 0; k <= r->ring_mask; k++)
 			if (l->stubs[k].conn == i && l->stubs[k].inc == c->incarnation)
@@ -286,6 +291,7 @@ remap_create(const struct remap_params *prm)
 		errno = ENOSPC;
 		return NULL;
 	}
+	rc_set_order(r->rc, rmp_order_domain, r);
 	return r;
 nomem:
 	remap_destroy(r);
@@ -298,6 +304,8 @@ remap_destroy(struct remap *r)
 {
 	if (r == NULL)
 		return;
+	if (r->rc != NULL)
+		rc_unlisten(r->rc, r);
 	free(r->servers);
 	free(r->lanes);
 	free(r->stub_mem);

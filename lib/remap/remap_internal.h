@@ -41,6 +41,12 @@ struct rmp_lane {
 	uint8_t recovering;   /* the server NAKed: requests beyond resend wait */
 	uint16_t server;
 	uint32_t owner, owner_inc;     /* borrowed connection (rc slot, life) */
+	uint32_t dom;         /* its ordering domain (rc_new_domain) */
+	/* a multi-packet WRITE/SEND under way: its packets must follow each
+	 * other on the lane (a responder takes another message's first
+	 * packet there for an invalid request, a fatal NAK) */
+	uint8_t msg_open;
+	uint32_t msg_conn, msg_inc;   /* whose (rc slot, life) */
 	/* what the server QP checks about its peer, from the owner's frames */
 	uint32_t cl_ip, cl_qpn, srv_qpn;
 	uint8_t cl_mac[6], srv_mac[6];
@@ -137,6 +143,9 @@ rmp_held_at_start(struct remap *r, const struct rc_conn *c, uint64_t now)
 	}
 	return now - r->start_tsc < r->prm.start_holdoff_tsc && (c == NULL || !c->by_cm);
 }
+
+/* remap_req.c: the rc_order_fn of remapping (rc.h, ordering domains) */
+uint32_t rmp_order_domain(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic);
 
 /* remap_core.c */
 int rmp_server_of(const struct remap *r, uint32_t ip4);

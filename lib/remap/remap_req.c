@@ -89,28 +89,70 @@ slot_needed(struct remap *r, struct rmp_lane *l, uint32_t lpsn)
 	return false;
 }
 
-/* Can the lane take span more PSNs of this kind now? */
+enum lane_fit { LANE_FITS, LANE_RD_LIMIT, LANE_RING_FULL };
+
+/* Could the lane take span more PSNs of this kind now? */
+static enum lane_fit
+lane_fit(struct remap *r, struct rmp_lane *l, uint8_t kind, uint32_t span)
+{
+	if (kind != RK_ACKABLE && l->rd_out >= l->rd_max)
+		return LANE_RD_LIMIT;
+	if (kind != RK_ACKABLE && l->unans_set && l->atom_since >= l->rd_max)
+		return LANE_RD_LIMIT;
+	if ((uint32_t)roce_psn_diff(roce_psn_add(l->next, span), l->una) > r->prm.ring)
+		return LANE_RING_FULL;
+	for (uint32_t k = 0; k < span; k++)
+		if (slot_needed(r, l, roce_psn_add(l->next, k)))
+			return LANE_RING_FULL;
+	return LANE_FITS;
+}
+
+/* lane_fit, counted */
 static bool
 lane_room(struct remap *r, struct rmp_lane *l, uint8_t kind, uint32_t span)
 {
-	if (kind != RK_ACKABLE && l->rd_out >= l->rd_max) {
+	switch (lane_fit(r, l, kind, span)) {
+	case LANE_RD_LIMIT:
 		r->c.rd_limit_dropped++;
 		return false;
-	}
-	if (kind != RK_ACKABLE && l->unans_set && l->atom_since >= l->rd_max) {
-		r->c.rd_limit_dropped++;
-		return false;
-	}
-	if ((uint32_t)roce_psn_diff(roce_psn_add(l->next, span), l->una) > r->prm.ring) {
+	case LANE_RING_FULL:
 		r->c.ring_full++;
 		return false;
+	default:
+		return true;
 	}
-	for (uint32_t k = 0; k < span; k++)
-		if (slot_needed(r, l, roce_psn_add(l->next, k))) {
-			r->c.ring_full++;
-			return false;
-		}
-	return true;
+}
+
+/* May c place a new request on l: no other client's multi-packet message
+ * is open there? */
+static inline bool
+msg_turn(struct remap *r, const struct rmp_lane *l, const struct rc_conn *c)
+{
+	return !l->msg_open ||
+	       (l->msg_conn == rc_index(r->rc, c) && l->msg_inc == c->incarnation);
+}
+
+/* rc_order_fn: a bound connection's next request, were it a one-PSN
+ * WRITE (or an atomic), gets its lane PSN now (req_fresh), and everything the lane
+ * carries is executed by the server in lane PSN order, also after a loss
+ * (each client resends at its original lane PSN).  Anything else (not
+ * bound yet, a closed lane, a gap, no room) may be dropped here and come
+ * back after requests decided later: then it is the connection's own. */
+uint32_t
+rmp_order_domain(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic)
+{
+	struct remap *r = ctx;
+	const struct rmp_conn *rcn = &r->conns[rc_index(r->rc, c)];
+	struct rmp_lane *l;
+
+	if (rcn->inc != c->incarnation || rcn->state != RC_BOUND ||
+	    rcn->next != psn || roce_psn_diff(psn, rcn->bind_psn) < 0)
+		return 0;
+	l = &r->lanes[rcn->lane];
+	if (!l->open || !msg_turn(r, l, c) ||
+	    lane_fit(r, l, atomic ? RK_ATOMIC : RK_ACKABLE, 1) != LANE_FITS)
+		return 0;
+	return l->dom;
 }
 
 /* Stubs for client PSNs cpsn.. at the lane's next PSNs; cmsn is the
@@ -167,10 +209,17 @@ req_fresh(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_con
 	const uint32_t cpsn = p->psn;
 	uint32_t lpsn, cmsn;
 
+	if (!msg_turn(r, l, c)) {
+		r->c.msg_open_held++;
+		return REMAP_DROP;
+	}
 	if (!lane_room(r, l, kind, span))
 		return REMAP_DROP;
 	cmsn = ends ? roce_psn_add(rcn->msn, 1) : rcn->msn;
 	lpsn = place(r, l, c, cpsn, span, kind, ends, cmsn);
+	l->msg_open = !ends;
+	l->msg_conn = rc_index(r->rc, c);
+	l->msg_inc = c->incarnation;
 	rcn->msn = cmsn;
 	/* every PSN of a READ span: a requester may resume a READ from the
 	 * first response packet it is missing */
@@ -290,6 +339,9 @@ req_retransmit(struct remap *r, struct rmp_lane *l, struct rc_conn *c,
 		int32_t d = roce_psn_diff(lpsn, l->resend);
 
 		if (d > 0) {
+			/* the one it waits for may have been answered since it
+			 * was asked for (a READ placed twice): fill it then */
+			rmp_prompt(r, l, emit, emit_cap, n_emit);
 			r->c.recovery_held++;
 			return REMAP_DROP;
 		}

@@ -443,9 +443,9 @@ rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
 		struct rmp_conn *rcn;
 		struct rc_conn *c;
 
-		if (l->prompted_set && l->prompted == l->resend)
-			return;
 		if (st != NULL && still_wanted(r, st, &rcn)) {
+			if (l->prompted_set && l->prompted == l->resend)
+				return;   /* asked already */
 			if (rcn->acked != st->cpsn) {
 				return;   /* answers to it are still due: asked on a later one */
 			}

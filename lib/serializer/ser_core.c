@@ -53,8 +53,10 @@ ser_stub_orphan(struct ser *s, struct ser_stub *st, uint64_t now)
 	if (st->flags & SF_BUSY)
 		for (uint32_t i = 0; i < st->nwords; i++)
 			ser_word_orphan_busy(s, st->word + i, now);
-	if (st->kind == ST_REAL && !(st->flags & SF_ANSWERED))
+	if (st->kind == ST_REAL && !(st->flags & SF_ANSWERED)) {
+		ser_word_untag(s, st, false);
 		ser_word_orphan_busy(s, st->word, now);
+	}
 	st->flags &= (uint16_t)~(SF_PENDING | SF_BUSY);
 	st->kind = ST_EMPTY;
 }
@@ -88,8 +90,10 @@ ser_untrack_unpaired(struct ser *s, uint32_t srv_ip, uint32_t cl_ip, uint64_t no
 			if (st->flags & SF_BUSY)
 				for (uint32_t w = 0; w < st->nwords; w++)
 					ser_word_orphan_busy(s, st->word + w, now);
-			if (real)
+			if (real) {
+				ser_word_untag(s, st, false);
 				ser_word_orphan_busy(s, st->word, now);
+			}
 			st->flags = (uint16_t)((st->flags & ~SF_BUSY) | SF_UNTRACKED |
 					       SF_ANSWERED | SF_NOLEARN);
 		}
@@ -271,6 +275,8 @@ ser_destroy(struct ser *s)
 		return;
 	if (s->own_rc)
 		rc_destroy(s->rc);
+	else if (s->rc != NULL)
+		rc_unlisten(s->rc, s);
 	free(s->regions);
 	free(s->servers);
 	free(s->words);

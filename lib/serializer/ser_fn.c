@@ -32,7 +32,8 @@ struct ser_fn {
 
 /* Order and names of the counters published as fn_<name>. */
 #define SER_FN_COUNTERS(X)                                                    \
-	X(req_seen) X(granted) X(failed_local) X(faa_local) X(gated_failed)   \
+	X(req_seen) X(granted) X(failed_local) X(faa_local) X(gated_failed)  \
+	X(lane_ordered) X(fold_learned) X(fold_mismatch)                     \
 	X(gated_real) X(gated_drop) X(passed_real_atomic)                     \
 	X(misaligned_passed) X(release_seen) X(write_unmodelled)              \
 	X(ackreq_set) X(dup_replayed) X(bad_icrc_passed) X(stub_ring_full)    \

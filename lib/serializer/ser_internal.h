@@ -18,6 +18,7 @@
 /* Owners of word effects are connection incarnations (lib/rc): unique,
  * never reused, so what an ended life still holds is foreign to the next. */
 #define SER_NO_OWNER 0u
+#define SER_MIXED UINT32_MAX  /* several owners / domains (lib/rc never hands it out) */
 #define SER_DEG_SLOTS 4
 
 /* What an operation does to a word (decoded once from the request). */
@@ -43,6 +44,8 @@ enum ser_word_st { W_UNKNOWN = 0, W_KNOWN = 1 };
 #define WF_ANY_EDGE   0x10 /* busy period has seen a value-changing real op */
 #define WF_ANY_ORIG   0x20 /* busy period has seen at least one orig */
 #define WF_SHARED     0x80 /* unfailable ops from several connections: no local writes */
+#define WF_FOLDED     0x100 /* known from a fold: busy ops are all before in fold_dom */
+#define WF_FOLD_SEALED 0x200 /* folded, then decided on: no real op joins the fold */
 
 struct ser_word {
 	uint64_t shadow;      /* value once every forwarded modelled write landed */
@@ -54,8 +57,10 @@ struct ser_word {
 	uint64_t deg_v[SER_DEG_SLOTS];
 	uint64_t hold_until;  /* no decision before (an orphaned op may run) */
 	int16_t deg_d[SER_DEG_SLOTS];
-	uint32_t pend_conn;   /* owner (incarnation) of the modelled writes */
-	uint32_t faa_conn;    /* owner of the last FAA */
+	/* the connection and the ordering domain of all un-ACKed modelled
+	 * writes (SER_MIXED: several), of the last FAA */
+	uint32_t pend_owner, pend_dom;
+	uint32_t faa_owner, faa_dom;
 	/* who changed the value: chg_seq counts changes, chg_owner made the
 	 * latest, streak_seq is where chg_owner's run of changes began
 	 * (SER_NO_OWNER: the server, i.e. unmodelled ops and relearning) */
@@ -66,8 +71,18 @@ struct ser_word {
 	uint16_t busy;        /* unmodelled ops in flight (real atomics, odd writes) */
 	uint16_t pend_gen;    /* bumped when pending writes are abandoned */
 	uint16_t refusals;
+	/* FAA folding (ser_word.c, S4 on a lane): the busy period's real FAAs
+	 * all in one ordering domain, the sum of their adds, the value before
+	 * the period once an answer told it */
+	uint16_t fold_gen;
+	uint32_t fold_dom;
+	uint64_t fold_sum, fold_base;
+	/* in-flight unmodelled ops of one ordering domain (tag_dom) */
+	uint32_t tag_dom;
+	uint16_t tag_n;
+	uint8_t last_take;
 	uint8_t state;
-	uint8_t flags;
+	uint16_t flags;
 };
 
 /* Stub kinds */
@@ -89,6 +104,8 @@ enum ser_stub_kind {
 #define SF_SENT_MSN  0x40 /* msn_sent valid */
 #define SF_ACKREQ    0x80 /* AckReq was added by us */
 #define SF_NOLEARN   0x100 /* REAL whose answer may be a replay of an older execution */
+#define SF_FOLD      0x800 /* REAL FAA counted in its word's fold */
+#define SF_DOMTAG    0x1000 /* REAL counted in its word's tag_n */
 #define SF_UNTRACKED 0x200 /* holds its words by time, not by this stub: its
                             * connection was unpaired (answers unseen) */
 #define SF_UNSURE    0x400 /* a re-decided replay: the server may take it for
@@ -113,6 +130,9 @@ struct ser_stub {
 	uint8_t kind;
 	uint8_t opcode;
 	uint8_t npsn;
+	/* a real FAA in a fold (SF_FOLD): the period and its fold_sum with it */
+	uint16_t fold_gen;
+	uint64_t fold_after;
 };
 
 /* The serializer's state of one connection (lib/rc slot), valid while
@@ -210,33 +230,52 @@ enum ser_decision {
 	SD_DROP,
 };
 
-/* Decide an atomic on word w for owner ci (a connection incarnation).  Fills *orig, *wval and
+/* Who asks: the connection incarnation (owner of the effect, S8) and the
+ * ordering domain its request is executed in (the owner itself, or a
+ * remapping lane: ser_word.c, "Ordering domains"). */
+struct ser_who {
+	uint32_t owner, dom;
+	uint32_t adom;   /* the domain were it forwarded as a real atomic */
+};
+
+/* Decide an atomic on word w for who.  Fills *orig, *wval and
  * sets up pending/busy accounting on the word (the stub records it). */
-enum ser_decision ser_word_decide(struct ser *s, uint32_t wi, uint32_t ci,
+enum ser_decision ser_word_decide(struct ser *s, uint32_t wi, const struct ser_who *who,
 				  const struct ser_op *op, uint64_t now,
 				  bool may_rewrite, uint64_t *orig, uint64_t *wval,
 				  bool *pending);
-/* A plain write of one whole word from connection ci: true if modelled
+/* A plain write of one whole word from who: true if modelled
  * (pending taken), false if unmodelled (busy taken). */
-bool ser_word_write(struct ser *s, uint32_t wi, uint32_t ci, uint64_t v,
+bool ser_word_write(struct ser *s, uint32_t wi, const struct ser_who *who, uint64_t v,
 		    uint64_t now, bool *pending);
 void ser_word_busy_take(struct ser *s, uint32_t wi);
 /* An op whose outcome swordd will never see (its connection ended) may
  * still run: give its busy back but decide nothing on the word for
  * orphan_tsc. */
 void ser_word_orphan_busy(struct ser *s, uint32_t wi, uint64_t now);
-/* Another owner than ci has a blind write pending on the word: a write by
- * ci could be overwritten by it (S2). */
-bool ser_word_foreign_pending(const struct ser *s, uint32_t wi, uint32_t ci);
-/* Could ci decide on the word now (known, nothing in flight but its own)? */
-bool ser_word_settled_for(const struct ser *s, uint32_t wi, uint32_t ci,
+/* A blind write is pending on the word that is not ordered before who's
+ * request: a write by who could be overwritten by it (S2). */
+bool ser_word_foreign_pending(const struct ser *s, uint32_t wi, const struct ser_who *who);
+/* Could who decide on the word now (known, nothing in flight that is not
+ * ordered before it)? */
+bool ser_word_settled_for(const struct ser *s, uint32_t wi, const struct ser_who *who,
 			  uint64_t now);
-/* Would ser_word_decide() decide op for ci here (not pass it real)? */
-bool ser_word_decidable(const struct ser *s, uint32_t wi, uint32_t ci,
+/* Would ser_word_decide() decide op for who here (not pass it real)? */
+bool ser_word_decidable(const struct ser *s, uint32_t wi, const struct ser_who *who,
 			const struct ser_op *op, uint64_t now);
 /* Did anyone but ci change the word after the change recorded as seq? */
 bool ser_word_changed_by_other(const struct ser *s, uint32_t wi, uint32_t ci,
 			       uint32_t seq);
+/* Right after ser_word_decide() said SD_PASS_REAL: the stub flags of the
+ * real op it took (SF_DOMTAG, SF_FOLD with *gen and *after: S4 on a
+ * lane).  who.adom = 0 never takes part (not known to be in order). */
+uint16_t ser_word_took(const struct ser *s, uint32_t wi, uint16_t *gen, uint64_t *after);
+/* Before a real op's busy is given back (answered, refused, orphaned):
+ * its part in the word's domain count and fold. */
+void ser_word_untag(struct ser *s, struct ser_stub *st, bool executed);
+/* The ATOMIC ACK of an SF_FOLD stub: learn the word from it, or check it. */
+void ser_word_fold_answer(struct ser *s, uint32_t wi, uint16_t gen, uint64_t after,
+			  const struct ser_op *op, uint64_t orig);
 /* Completion of an unmodelled op: executed (orig valid) or not. */
 void ser_word_real_done(struct ser *s, uint32_t wi, const struct ser_op *op,
 			bool have_orig, uint64_t orig);

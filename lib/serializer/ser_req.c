@@ -67,6 +67,27 @@ owner_of(const struct rc_conn *c)
 	return c->incarnation;
 }
 
+/* c deciding on its own: the domain is the connection (a retransmission
+ * keeps the place it had, a request out of order may be overtaken). */
+static inline struct ser_who
+who_own(const struct rc_conn *c)
+{
+	return (struct ser_who){ .owner = c->incarnation, .dom = c->incarnation,
+				 .adom = 0 };
+}
+
+/* c's next request: a remapping lane's domain if it gets its lane PSN
+ * now, as a WRITE and (atomic) as the atomic itself (ser_word.c,
+ * "Ordering domains"). */
+static inline struct ser_who
+who_fresh(const struct ser *s, const struct rc_conn *c, uint32_t psn, bool atomic)
+{
+	const uint32_t dom = rc_order_domain(s->rc, c, psn, false);
+
+	return (struct ser_who){ .owner = c->incarnation, .dom = dom,
+				 .adom = atomic ? rc_order_domain(s->rc, c, psn, true) : dom };
+}
+
 static void
 read_content(const uint8_t *f, const struct roce_pkt *p, struct req_content *rq)
 {
@@ -199,13 +220,13 @@ out_of_window(struct ser *s, const struct req_class *rc)
 	return rc->word != SER_NO_WORD ? drop(s) : SER_FORWARD;
 }
 
-/* Another owner's blind write is pending on a word this write touches:
+/* Another domain's blind write is pending on a word this write touches:
  * it could land after this one and erase it (S7). */
 static bool
-write_gated(struct ser *s, const struct req_class *rc, uint32_t owner)
+write_gated(struct ser *s, const struct req_class *rc, const struct ser_who *who)
 {
 	for (uint32_t i = 0; rc->word != SER_NO_WORD && i < rc->nwords; i++)
-		if (ser_word_foreign_pending(s, rc->word + i, owner)) {
+		if (ser_word_foreign_pending(s, rc->word + i, who)) {
 			s->c.write_gated_drop++;
 			return true;
 		}
@@ -310,13 +331,20 @@ replay_unmodelled(struct ser *s, struct ser_stub *st, uint8_t *f,
  * waits on (ser_word.c S8): a decision swordd answered itself,
  * acknowledged by the server, on a word another connection has changed
  * since.  Real atomics and writes need no such test: the server answers
- * them, whichever life they are. */
+ * them, whichever life they are.  S8's argument holds for a lock taken
+ * by CAS, not for an FAA or a masked CAS on its own bits: others change
+ * the word while their answer may still be owed (on a lane they are
+ * decided side by side), and deciding them again would add twice or fail
+ * a bit its client holds.  They are taken for retransmissions, except at
+ * the connection's first PSN (a reconnect reusing it, Sherman's 3185). */
 static bool
 replay_is_stale(const struct ser *s, const struct rc_conn *c,
 		   const struct ser_stub *st)
 {
 	if (st->kind != ST_REWRITTEN || (st->flags & SF_ZERO_LEN) ||
 	    roce_psn_diff(st->psn, c->una) >= 0)
+		return false;
+	if (st->op.kind != SER_OP_CAS && st->psn != c->initial_psn)
 		return false;
 	return ser_word_changed_by_other(s, st->word, owner_of(c), st->chg_seq);
 }
@@ -336,14 +364,15 @@ replay_redecide(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 		struct ser_stub *st, uint8_t *f, uint32_t *len, uint32_t cap,
 		struct roce_pkt *p, uint64_t now)
 {
+	const struct ser_who who = who_own(c);
 	uint64_t orig = 0, wval = 0;
 	bool pending;
 	enum ser_decision dec;
 
 	if (!c->paired || !sc->msn_known ||
-	    !ser_word_decidable(s, st->word, owner_of(c), &st->op, now))
+	    !ser_word_decidable(s, st->word, &who, &st->op, now))
 		return (enum ser_verdict)-1;
-	dec = ser_word_decide(s, st->word, owner_of(c), &st->op, now, true,
+	dec = ser_word_decide(s, st->word, &who, &st->op, now, true,
 			      &orig, &wval, &pending);
 	if (dec != SD_WRITE && dec != SD_ZERO) {
 		/* Decidable a moment ago, yet ser_word_decide expired the
@@ -374,6 +403,7 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	   struct ser_stub *st, uint8_t *f, uint32_t *len, uint32_t cap,
 	   struct roce_pkt *p, uint64_t now)
 {
+	const struct ser_who own = who_own(c);
 	bool retired = roce_psn_diff(st->psn, c->una) < 0;
 
 	switch (st->kind) {
@@ -384,7 +414,7 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 			return replay_redecide(s, c, sc, st, f, len, cap, p, now);
 		moved = retired && !(st->flags & SF_ZERO_LEN) &&
 			     (s->words[st->word].chg_seq != st->chg_seq ||
-			      !ser_word_settled_for(s, st->word, owner_of(c), now));
+			      !ser_word_settled_for(s, st->word, &own, now));
 
 		if (moved)
 			s->c.replay_zeroed++;
@@ -459,6 +489,7 @@ req_behind(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	   uint64_t now)
 {
 	struct ser_stub *st = ser_slot(s, sc, p->psn);
+	const struct ser_who who = who_own(c);
 	uint64_t orig, wval;
 	bool pending;
 
@@ -473,7 +504,7 @@ req_behind(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	if ((st->kind != ST_EMPTY && roce_psn_diff(st->psn, c->una) >= 0) ||
 	    (!rc->atomic && !rc->single_write))
 		return out_of_window(s, rc);
-	if (!rc->atomic && write_gated(s, rc, owner_of(c)))
+	if (!rc->atomic && write_gated(s, rc, &who))
 		return drop(s);
 	if (!c->paired && sc->untracked) {
 		if (!hold_words(s, rc, now))
@@ -485,7 +516,7 @@ req_behind(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 		return SER_FORWARD;
 	}
 	if (rc->atomic &&
-	    ser_word_decide(s, rc->word, owner_of(c), &rc->op, now, false,
+	    ser_word_decide(s, rc->word, &who, &rc->op, now, false,
 			    &orig, &wval, &pending) == SD_DROP)
 		return drop(s);
 	if (st->kind != ST_EMPTY)
@@ -532,8 +563,8 @@ stub_init(struct ser_stub *st, const uint8_t *f, const struct roce_pkt *p,
 
 static enum ser_verdict
 fresh_atomic(struct ser *s, struct rc_conn *c, struct ser_conn *sc,
-	     struct ser_stub *st, const struct req_class *rc, uint8_t *f,
-	     uint32_t *len, uint32_t cap, struct roce_pkt *p, uint64_t now)
+	     struct ser_stub *st, const struct req_class *rc, const struct ser_who *who,
+	     uint8_t *f, uint32_t *len, uint32_t cap, struct roce_pkt *p, uint64_t now)
 {
 	uint64_t orig = 0, wval = 0;
 	enum ser_decision dec;
@@ -551,7 +582,7 @@ fresh_atomic(struct ser *s, struct rc_conn *c, struct ser_conn *sc,
 	if (sc->nodecide && roce_psn_diff(c->una, sc->nodecide_until) > 0)
 		sc->nodecide = 0;
 	may_rewrite = c->paired && sc->msn_known && !sc->nodecide;
-	dec = ser_word_decide(s, rc->word, owner_of(c), &rc->op, now, may_rewrite,
+	dec = ser_word_decide(s, rc->word, who, &rc->op, now, may_rewrite,
 			      &orig, &wval, &pending);
 	if (dec == SD_DROP) {
 		st->kind = ST_EMPTY;
@@ -565,6 +596,9 @@ fresh_atomic(struct ser *s, struct rc_conn *c, struct ser_conn *sc,
 		st->kind = ST_REAL;
 		if (now - s->epoch < s->prm.learn_holdoff_tsc)
 			st->flags |= SF_NOLEARN;
+		/* its part in the word's domain count and fold, also when
+		 * its answer will not be learned from */
+		st->flags |= ser_word_took(s, rc->word, &st->fold_gen, &st->fold_after);
 		return SER_FORWARD;
 	}
 	st->kind = ST_REWRITTEN;
@@ -588,8 +622,8 @@ fresh_atomic(struct ser *s, struct rc_conn *c, struct ser_conn *sc,
 
 static enum ser_verdict
 fresh_word_write(struct ser *s, const struct rc_conn *c, const struct ser_conn *sc,
-		 struct ser_stub *st, const struct req_class *rc, uint8_t *f,
-		 struct roce_pkt *p, uint64_t now)
+		 struct ser_stub *st, const struct req_class *rc, const struct ser_who *who,
+		 uint8_t *f, struct roce_pkt *p, uint64_t now)
 {
 	bool pending;
 
@@ -601,7 +635,7 @@ fresh_word_write(struct ser *s, const struct rc_conn *c, const struct ser_conn *
 		st->word = rc->word;
 		st->nwords = 1;
 		st->wval = rc->op.arg[0];
-		if (!ser_word_write(s, rc->word, owner_of(c), rc->op.arg[0], now,
+		if (!ser_word_write(s, rc->word, who, rc->op.arg[0], now,
 				    &pending)) {
 			st->flags |= SF_BUSY;
 		} else if (pending) {
@@ -715,10 +749,11 @@ req_fresh(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 {
 	const struct roce_opcode_info *oi = p->oi;
 	struct ser_stub *st = ser_slot(s, sc, p->psn);
+	const struct ser_who who = who_fresh(s, c, p->psn, rc->atomic);
 	enum ser_verdict v = SER_FORWARD;
 	uint32_t npsn;
 
-	if (!rc->atomic && write_gated(s, rc, owner_of(c)))
+	if (!rc->atomic && write_gated(s, rc, &who))
 		return drop(s);
 	npsn = (oi->flags & ROCE_F_READ) ? roce_req_psns(f, p, s->prm.pmtu) : 1;
 	if (npsn == 0 || npsn > s->prm.ring_size)
@@ -740,11 +775,11 @@ req_fresh(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 		ser_stub_orphan(s, st, now);
 	stub_init(st, f, p, npsn);
 	if (rc->atomic) {
-		v = fresh_atomic(s, c, sc, st, rc, f, len, cap, p, now);
+		v = fresh_atomic(s, c, sc, st, rc, &who, f, len, cap, p, now);
 		if (v == SER_DROP)
 			return v;
 	} else if (rc->single_write) {
-		v = fresh_word_write(s, c, sc, st, rc, f, p, now);
+		v = fresh_word_write(s, c, sc, st, rc, &who, f, p, now);
 	} else if (rc->word != SER_NO_WORD) {
 		fresh_span_write(s, c, sc, st, rc, p, now);
 	}

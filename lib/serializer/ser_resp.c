@@ -276,12 +276,20 @@ own_atomic_ack(struct ser *s, struct ser_stub *sp, const uint8_t *f,
 	uint64_t orig = roce_ld64(f + p->bth_off + p->oi->off[ROCE_HDR_ATOMIC_ACK_ETH]);
 
 	if (sp->kind == ST_REAL) {
+		const bool fold = sp->flags & SF_FOLD;
+
+		if (!(sp->flags & SF_ANSWERED))
+			ser_word_untag(s, sp, true);
 		if (sp->flags & SF_ANSWERED)
 			;
 		else if (sp->flags & SF_NOLEARN)
 			ser_word_busy_done(s, sp->word, true);
-		else
+		else {
+			if (fold)
+				ser_word_fold_answer(s, sp->word, sp->fold_gen, sp->fold_after,
+						     &sp->op, orig);
 			ser_word_real_done(s, sp->word, &sp->op, true, orig);
+		}
 	} else if (sp->kind == ST_REWRITTEN) {
 		/* the server ran an atomic we replaced: our model of this
 		 * word is not what happened */
@@ -309,6 +317,7 @@ own_nak(struct ser *s, struct ser_stub *sp, const struct resp *r, uint64_t now)
 		}
 		ser_word_norewrite(s, sp->word);
 	} else if (sp->kind == ST_REAL && !(sp->flags & SF_ANSWERED)) {
+		ser_word_untag(s, sp, false);
 		ser_word_real_done(s, sp->word, &sp->op, false, 0);
 	} else if (sp->flags & SF_PENDING) {
 		ser_word_pending_done(s, sp->word, sp->pend_gen, sp->wval, false, now);
@@ -365,6 +374,7 @@ resp_own_psn(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	    !(sp->flags & SF_ANSWERED)) {
 		/* a plain ACK where the server owed an ATOMIC ACK */
 		s->c.resp_mismatch++;
+		ser_word_untag(s, sp, false);
 		ser_word_real_done(s, sp->word, &sp->op, false, 0);
 		ser_word_mark_dirty(s, sp->word);
 		sp->flags |= SF_ANSWERED;

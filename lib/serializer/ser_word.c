@@ -18,7 +18,21 @@
  * or a write swordd cannot model (multi-word, multi-packet, racing).
  * Per word: shadow = value once every forwarded modelled write has landed;
  * committed = value before the pending writes; busy = unmodelled ops in
- * flight; pend_conn = the one connection owning all pending writes.
+ * flight; pend_owner = the one connection owning all pending writes,
+ * pend_dom = the one ordering domain they were all decided in (each
+ * SER_MIXED when they are several).
+ *
+ * Ordering domains (lib/rc, rc_order_domain).  A domain is a set of
+ * requests the server executes in the order swordd forwards them: one
+ * client connection (RC executes its requests in PSN order), or, with
+ * remapping, every connection on one lane (one server connection, lane
+ * PSNs given in forwarding order, kept by retransmissions).  A request is
+ * counted in its lane's domain only when remapping will give it its lane
+ * PSN at once; anything that may be held and overtaken is its
+ * connection's own.  A request is after every pending write of its own
+ * connection (client order is kept on a lane) and, in a lane's domain,
+ * after every write decided in that domain.  Below, "A's write is
+ * pending" means one that is not ordered before the request that way.
  *
  * S1 (decisions are in server order).  swordd decides an op only when
  *   the word is KNOWN, busy == 0, not dirty, and every pending write on it
@@ -74,10 +88,12 @@
  * S6 (contention between connections).  An op that cannot fail (FAA,
  *   a masked CAS on other bits) from B while A's write is pending can only
  *   be dropped (S2).  So a word where that happened, or where FAAs come
- *   from two connections, is marked shared for a while: value-changing
- *   ops on it go real (the server serializes them), only failures are
- *   still answered locally.  Ordering all of a word's ops on one server
- *   connection (remapping, F3) is what removes this limit.
+ *   from two domains, is marked shared for a while: value-changing ops on
+ *   it go real (the server serializes them), only failures are still
+ *   answered locally.  Remapping lifts it: connections on one lane are
+ *   one domain, so their FAAs, masked CAS and grants after a release are
+ *   decided without a gate (the release and the grant reach the server in
+ *   that order on one server connection).  Between lanes S2 still holds.
  *
  * S7 (connections end).  A connection whose life ends (evicted idle, CM
  *   disconnect, a new incarnation of its QPN) may leave ops in flight that
@@ -122,14 +138,18 @@
 #include "ser_internal.h"
 
 #define WF_SELF_SEEN 0x40
+/* what the last busy_take did (ser_word_took) */
+#define TAKE_TAGGED 0x01
+#define TAKE_MEMBER 0x02
 #define WF_PERIOD (WF_START_KNOWN | WF_SELF_MIXED | WF_ANY_EDGE | WF_ANY_ORIG | WF_SELF_SEEN)
 
 void
 ser_word_reset(struct ser_word *w)
 {
 	memset(w, 0, sizeof(*w));
-	w->pend_conn = SER_NO_OWNER;
-	w->faa_conn = SER_NO_OWNER;
+	w->pend_owner = w->pend_dom = SER_NO_OWNER;
+	w->faa_owner = w->faa_dom = SER_NO_OWNER;
+	w->fold_dom = SER_MIXED;
 	w->chg_owner = SER_NO_OWNER;
 }
 
@@ -160,32 +180,46 @@ ser_word_changed_by_other(const struct ser *s, uint32_t wi, uint32_t ci,
 	       (int32_t)(w->other_seq - seq) > 0;
 }
 
-bool
-ser_word_settled_for(const struct ser *s, uint32_t wi, uint32_t ci, uint64_t now)
+/* Is every unmodelled op in flight on w executed before who's request?
+ * Only when the word is known from a fold in who's domain (S4 on a lane). */
+static bool
+busy_before(const struct ser_word *w, const struct ser_who *who)
 {
-	const struct ser_word *w = &s->words[wi];
+	return w->busy == 0 || ((w->flags & WF_FOLDED) && w->fold_dom == who->dom);
+}
 
-	return w->state == W_KNOWN && w->busy == 0 && now >= w->hold_until &&
-	       !(w->flags & (WF_DIRTY | WF_NOREWRITE)) &&
-	       (w->pend_cnt == 0 || w->pend_conn == ci);
+/* Is every pending write of w executed before who's request? */
+static bool
+pending_before(const struct ser_word *w, const struct ser_who *who)
+{
+	return w->pend_cnt == 0 || w->pend_owner == who->owner ||
+	       (w->pend_dom == who->dom && w->pend_dom != SER_MIXED);
 }
 
 bool
-ser_word_decidable(const struct ser *s, uint32_t wi, uint32_t ci,
+ser_word_settled_for(const struct ser *s, uint32_t wi, const struct ser_who *who,
+		     uint64_t now)
+{
+	const struct ser_word *w = &s->words[wi];
+
+	return w->state == W_KNOWN && busy_before(w, who) && now >= w->hold_until &&
+	       !(w->flags & (WF_DIRTY | WF_NOREWRITE)) && pending_before(w, who);
+}
+
+bool
+ser_word_decidable(const struct ser *s, uint32_t wi, const struct ser_who *who,
 		   const struct ser_op *op, uint64_t now)
 {
 	const struct ser_word *w = &s->words[wi];
 
-	return ser_word_settled_for(s, wi, ci, now) &&
+	return ser_word_settled_for(s, wi, who, now) &&
 	       !((w->flags & WF_SHARED) && ser_op_changes(op, w->shadow));
 }
 
 bool
-ser_word_foreign_pending(const struct ser *s, uint32_t wi, uint32_t ci)
+ser_word_foreign_pending(const struct ser *s, uint32_t wi, const struct ser_who *who)
 {
-	const struct ser_word *w = &s->words[wi];
-
-	return w->pend_cnt && w->pend_conn != ci;
+	return !pending_before(&s->words[wi], who);
 }
 
 uint64_t
@@ -289,6 +323,8 @@ quiesce(struct ser *s, struct ser_word *w)
 		if (w->state == W_KNOWN || (w->flags & WF_DIRTY))
 			s->c.relearn++;
 		w->state = W_UNKNOWN;
+	} else if (w->flags & WF_FOLDED) {
+		/* the fold already made it known, and every answer agreed */
 	} else if (w->flags & WF_ANY_ORIG) {
 		if (period_resolve(w, &v)) {
 			/* the server's ops moved the value (S8) */
@@ -303,27 +339,66 @@ quiesce(struct ser *s, struct ser_word *w)
 			s->c.relearn++;
 		}
 	}
-	w->flags &= (uint8_t)~(WF_DIRTY | WF_PERIOD);
+	w->flags &= (uint16_t)~(WF_DIRTY | WF_PERIOD | WF_FOLDED | WF_FOLD_SEALED);
+	w->fold_dom = SER_MIXED;
+	w->tag_n = 0;
 	memset(w->deg_d, 0, sizeof(w->deg_d));
 	w->refusals = 0;
 	w->gate_since = 0;
-	w->pend_conn = SER_NO_OWNER;
+	w->pend_owner = w->pend_dom = SER_NO_OWNER;
 }
 
-void
-ser_word_busy_take(struct ser *s, uint32_t wi)
+/*
+ * An unmodelled op goes out: busy, and its place in the word's fold (S4
+ * on a lane).  fdom is the ordering domain of a real FAA that may be
+ * folded, else SER_MIXED.  The op joins the running fold of its domain,
+ * or starts one when everything in flight is of its domain (all of it
+ * then runs before it), or ends the fold: a folded word then becomes
+ * dirty, its in-flight ops no longer in a known order.
+ */
+static void
+busy_take(struct ser_word *w, uint32_t fdom, uint64_t add)
 {
-	struct ser_word *w = &s->words[wi];
+	const bool all_in = w->busy == w->tag_n && (w->tag_n == 0 || w->tag_dom == fdom);
 
-	(void)s;
 	if (w->busy == 0 && w->pend_cnt == 0 && !(w->flags & WF_DIRTY)) {
 		/* a new busy period */
-		w->flags &= (uint8_t)~WF_PERIOD;
+		w->flags &= (uint16_t)~WF_PERIOD;
 		memset(w->deg_d, 0, sizeof(w->deg_d));
 		if (w->state == W_KNOWN) {
 			w->flags |= WF_START_KNOWN;
 			w->start = w->shadow;
 		}
+	}
+	w->last_take = 0;
+	if (fdom != SER_MIXED) {
+		if (w->tag_n == 0)
+			w->tag_dom = fdom;
+		if (w->tag_dom == fdom && w->tag_n < UINT16_MAX) {
+			w->tag_n++;
+			w->last_take |= TAKE_TAGGED;
+		}
+	}
+	if (fdom != SER_MIXED && fdom == w->fold_dom && !(w->flags & WF_FOLD_SEALED)) {
+		w->fold_sum += add;
+		w->last_take |= TAKE_MEMBER;
+		if (w->flags & WF_FOLDED) {
+			/* known, and this one runs after the folded ones */
+			w->shadow += add;
+			w->committed = w->shadow;
+			changed_by(w, SER_NO_OWNER);
+		}
+	} else if (fdom != SER_MIXED && all_in && (w->last_take & TAKE_TAGGED) &&
+		   !(w->flags & WF_FOLDED)) {
+		w->fold_gen++;
+		w->fold_dom = fdom;
+		w->fold_sum = add;
+		w->flags &= (uint16_t)~WF_FOLD_SEALED;
+		w->last_take |= TAKE_MEMBER;
+	} else {
+		w->fold_dom = SER_MIXED;
+		if (w->flags & WF_FOLDED)
+			w->flags = (uint16_t)((w->flags & ~WF_FOLDED) | WF_DIRTY);
 	}
 	if (w->pend_cnt)
 		w->flags |= WF_DIRTY; /* unmodelled op mixed with modelled writes */
@@ -331,6 +406,84 @@ ser_word_busy_take(struct ser *s, uint32_t wi)
 		w->flags |= WF_DIRTY;
 	else
 		w->busy++;
+}
+
+void
+ser_word_busy_take(struct ser *s, uint32_t wi)
+{
+	busy_take(&s->words[wi], SER_MIXED, 0);
+}
+
+uint16_t
+ser_word_took(const struct ser *s, uint32_t wi, uint16_t *gen, uint64_t *after)
+{
+	const struct ser_word *w = &s->words[wi];
+	uint16_t sf = 0;
+
+	if (w->last_take & TAKE_TAGGED)
+		sf |= SF_DOMTAG;
+	if (w->last_take & TAKE_MEMBER) {
+		sf |= SF_FOLD;
+		*gen = w->fold_gen;
+		*after = w->fold_sum;
+	}
+	return sf;
+}
+
+void
+ser_word_untag(struct ser *s, struct ser_stub *st, bool executed)
+{
+	struct ser_word *w = &s->words[st->word];
+
+	if ((st->flags & SF_DOMTAG) && w->tag_n)
+		w->tag_n--;
+	/* a folded add that did not run: the fold counted it */
+	if ((st->flags & SF_FOLD) && !executed && st->fold_gen == w->fold_gen &&
+	    w->fold_dom != SER_MIXED) {
+		w->fold_dom = SER_MIXED;
+		w->flags = (uint16_t)((w->flags & ~WF_FOLDED) | WF_DIRTY);
+	}
+	st->flags &= (uint16_t)~(SF_DOMTAG | SF_FOLD);
+}
+
+/*
+ * S4 on a lane.  While every real op of a busy period is an FAA of one
+ * ordering domain, the server executes them in the order swordd sent
+ * them, so one answer tells the value before the period:
+ * base = orig + add - (sum of the adds up to and including it), and the
+ * value after everything sent is base + fold_sum, without waiting for the
+ * word to quiesce (under steady FAA contention it never does).  The word
+ * is then known to requests of that domain (busy_before): they run after
+ * all of it.  Every later answer of the period must agree on base, or the
+ * word is dirty.
+ */
+void
+ser_word_fold_answer(struct ser *s, uint32_t wi, uint16_t gen, uint64_t after,
+		     const struct ser_op *op, uint64_t orig)
+{
+	struct ser_word *w = &s->words[wi];
+	const uint64_t base = orig + op->arg[0] - after;
+
+	if (gen != w->fold_gen || w->fold_dom == SER_MIXED ||
+	    (w->flags & (WF_DIRTY | WF_NOREWRITE)))
+		return;
+	if (w->flags & WF_FOLDED) {
+		if (base == w->fold_base)
+			return;
+		w->fold_dom = SER_MIXED;
+		w->flags = (uint16_t)((w->flags & ~WF_FOLDED) | WF_DIRTY);
+		s->c.fold_mismatch++;
+		return;
+	}
+	if (w->pend_cnt)
+		return;
+	if (w->state != W_KNOWN || w->shadow != base + w->fold_sum)
+		changed_by(w, SER_NO_OWNER);
+	w->state = W_KNOWN;
+	w->shadow = w->committed = base + w->fold_sum;
+	w->fold_base = base;
+	w->flags |= WF_FOLDED;
+	s->c.fold_learned++;
 }
 
 static void
@@ -347,18 +500,25 @@ pending_expire(struct ser *s, struct ser_word *w, uint64_t now)
 }
 
 static void
-pending_take(struct ser_word *w, uint32_t ci, uint64_t now, uint64_t nv)
+pending_take(struct ser_word *w, const struct ser_who *who, uint64_t now, uint64_t nv)
 {
+	if (w->flags & WF_FOLDED)
+		w->flags |= WF_FOLD_SEALED;  /* a real op now would run after it */
 	if (w->pend_cnt == 0) {
 		w->committed = w->shadow;
-		w->pend_conn = ci;
+		w->pend_owner = who->owner;
+		w->pend_dom = who->dom;
 		w->pend_since = now;
 		w->refusals = 0;
 		w->gate_since = 0;
 	}
+	if (w->pend_owner != who->owner)
+		w->pend_owner = SER_MIXED;
+	if (w->pend_dom != who->dom)
+		w->pend_dom = SER_MIXED;
 	w->pend_cnt++;
 	w->shadow = nv;
-	changed_by(w, ci);
+	changed_by(w, who->owner);
 }
 
 /* How many ops a word stays shared after the last sign of contention. */
@@ -372,7 +532,7 @@ set_shared(struct ser_word *w)
 }
 
 enum ser_decision
-ser_word_decide(struct ser *s, uint32_t wi, uint32_t ci, const struct ser_op *op,
+ser_word_decide(struct ser *s, uint32_t wi, const struct ser_who *who, const struct ser_op *op,
 		uint64_t now, bool may_rewrite, uint64_t *orig, uint64_t *wval,
 		bool *pending)
 {
@@ -382,21 +542,27 @@ ser_word_decide(struct ser *s, uint32_t wi, uint32_t ci, const struct ser_op *op
 
 	*pending = false;
 	pending_expire(s, w, now);
-	/* S6: an FAA from a second connection can never be refused
+	/* S6: an FAA from a second ordering domain can never be refused
 	 * honestly while another's write is pending; stop making such writes
 	 * on this word for a while instead of dropping its FAAs */
 	if (op->kind == SER_OP_FAA) {
-		if (w->faa_conn != SER_NO_OWNER && w->faa_conn != ci)
+		if (w->faa_owner != SER_NO_OWNER && w->faa_owner != who->owner &&
+		    w->faa_dom != who->dom)
 			set_shared(w);
-		w->faa_conn = ci;
+		else if (who->dom != who->owner && w->faa_dom == who->dom)
+			/* two in a row on one lane: the contention that made
+			 * it shared is ordered now */
+			w->flags &= (uint16_t)~WF_SHARED;
+		w->faa_owner = who->owner;
+		w->faa_dom = who->dom;
 	}
 	if ((w->flags & WF_SHARED) && --w->shared_left == 0)
-		w->flags &= (uint8_t)~WF_SHARED;
-	settled = w->state == W_KNOWN && w->busy == 0 && now >= w->hold_until &&
+		w->flags &= (uint16_t)~WF_SHARED;
+	settled = w->state == W_KNOWN && busy_before(w, who) && now >= w->hold_until &&
 		  !(w->flags & (WF_DIRTY | WF_NOREWRITE)) && may_rewrite;
 
-	if (w->pend_cnt && w->pend_conn != ci) {
-		/* S2: another connection's write is un-ACKed */
+	if (!pending_before(w, who)) {
+		/* S2: another domain's write is un-ACKed */
 		bool real_safe = w->pend_cnt == 1 && !ser_op_changes(op, w->committed);
 
 		if (settled) {
@@ -431,7 +597,8 @@ ser_word_decide(struct ser *s, uint32_t wi, uint32_t ci, const struct ser_op *op
 	}
 
 	if (!settled || ((w->flags & WF_SHARED) && ser_op_changes(op, w->shadow))) {
-		ser_word_busy_take(s, wi);
+		busy_take(w, op->kind == SER_OP_FAA && who->adom ? who->adom : SER_MIXED,
+			  op->kind == SER_OP_FAA ? op->arg[0] : 0);
 		s->c.passed_real_atomic++;
 		return SD_PASS_REAL;
 	}
@@ -447,26 +614,28 @@ ser_word_decide(struct ser *s, uint32_t wi, uint32_t ci, const struct ser_op *op
 		s->c.granted++;
 	else
 		s->c.failed_local++;
+	if (who->dom != who->owner)
+		s->c.lane_ordered++;
 	if (nv == old)
 		return SD_ZERO;
-	pending_take(w, ci, now, nv);
+	pending_take(w, who, now, nv);
 	*wval = nv;
 	*pending = true;
 	return SD_WRITE;
 }
 
 bool
-ser_word_write(struct ser *s, uint32_t wi, uint32_t ci, uint64_t v, uint64_t now,
-	       bool *pending)
+ser_word_write(struct ser *s, uint32_t wi, const struct ser_who *who, uint64_t v,
+	       uint64_t now, bool *pending)
 {
 	struct ser_word *w = &s->words[wi];
 
 	*pending = false;
 	pending_expire(s, w, now);
-	if (w->state == W_KNOWN && w->busy == 0 && !(w->flags & WF_DIRTY) &&
-	    now >= w->hold_until && (w->pend_cnt == 0 || w->pend_conn == ci)) {
+	if (w->state == W_KNOWN && busy_before(w, who) && !(w->flags & WF_DIRTY) &&
+	    now >= w->hold_until && pending_before(w, who)) {
 		if (v != w->shadow) {
-			pending_take(w, ci, now, v);
+			pending_take(w, who, now, v);
 			*pending = true;
 		}
 		s->c.release_seen++;
