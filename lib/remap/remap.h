@@ -83,6 +83,10 @@ struct remap_params {
 	 * retry budget; 0 only when swordd starts before any traffic.
 	 */
 	uint64_t start_holdoff_tsc;
+	/* A client asked to resend (a sequence NAK, after swordd had to
+	 * refuse its request) has its lane reserved this long for it
+	 * (default 100000: 100 ms in microseconds, the tests' clock). */
+	uint64_t resend_timeout_tsc;
 };
 
 enum remap_verdict {
@@ -115,6 +119,12 @@ struct remap_emit {
 	X(bad_icrc_dropped)  /* request of a bound connection, bad ICRC */    \
 	X(rd_limit_dropped)  /* READ/atomic beyond the responder resources */ \
 	X(msg_open_held)     /* another client's multi-packet message is open on the lane */ \
+	X(two_sided_direct)  /* SEND/WRITE-with-immediate of an unbound connection: never bound */ \
+	X(two_sided_dropped) /* SEND/WRITE-with-immediate of a bound connection: refused */ \
+	X(waited)            /* clients queued after a refusal (remap_wait.c) */  \
+	X(turn_waited)       /* requests refused: another client's turn */    \
+	X(resends_nakked)    /* sequence NAKs asking a queued client to resend */ \
+	X(resv_expired)      /* an asked client did not come back in time */  \
 	X(recovery_held)     /* request beyond a recovering lane's resend point */ \
 	X(ring_full)         /* lane stub ring full of unanswered PSNs */     \
 	X(dead_lane_dropped) /* request of a client on a closed lane */       \

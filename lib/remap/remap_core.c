@@ -193,6 +193,8 @@ conn_end(void *ctx, struct rc_conn *c, uint64_t now)
 
 		if (l->bound)
 			l->bound--;
+		if (l->resv_set && l->resv_conn == i && l->resv_inc == c->incarnation)
+			l->resv_set = 0;
 		/* its message left half sent: the server QP would take the
 		 * next client's packet for an invalid request and fail */
 		if (l->msg_open && l->msg_conn == i && l->msg_inc == c->incarnation)
@@ -220,6 +222,8 @@ defaults(struct remap_params *p)
 		p->pmtu = 4096;
 	if (p->responder_resources == 0)
 		p->responder_resources = 16;
+	if (p->resend_timeout_tsc == 0)
+		p->resend_timeout_tsc = 100000;
 }
 
 static bool
@@ -275,12 +279,14 @@ remap_create(const struct remap_params *prm)
 	r->stub_mem = calloc((size_t)r->n_lanes * r->prm.ring, sizeof(*r->stub_mem));
 	r->conns = calloc(conns, sizeof(*r->conns));
 	r->rev_mem = calloc((size_t)conns * r->prm.client_ring, sizeof(*r->rev_mem));
-	if (!r->lanes || !r->stub_mem || !r->conns || !r->rev_mem)
+	r->wait_mem = calloc((size_t)r->n_lanes * conns, sizeof(*r->wait_mem));
+	if (!r->lanes || !r->stub_mem || !r->conns || !r->rev_mem || !r->wait_mem)
 		goto nomem;
 	for (uint32_t s = 0; s < r->n_servers; s++)
 		for (uint32_t i = 0; i < r->servers[s].n_lanes; i++, k++) {
 			r->lanes[k].server = (uint16_t)s;
 			r->lanes[k].stubs = &r->stub_mem[(size_t)k * r->prm.ring];
+			r->lanes[k].wait = &r->wait_mem[(size_t)k * conns];
 		}
 	for (uint32_t i = 0; i < conns; i++) {
 		r->conns[i].rev = &r->rev_mem[(size_t)i * r->prm.client_ring];
@@ -311,6 +317,7 @@ remap_destroy(struct remap *r)
 	free(r->stub_mem);
 	free(r->conns);
 	free(r->rev_mem);
+	free(r->wait_mem);
 	free(r);
 }
 

@@ -46,7 +46,19 @@ struct rmp_lane {
 	 * other on the lane (a responder takes another message's first
 	 * packet there for an invalid request, a fatal NAK) */
 	uint8_t msg_open;
-	uint32_t msg_conn, msg_inc;   /* whose (rc slot, life) */
+	uint32_t msg_conn, msg_inc;   /* whose, or who placed last (rc slot, life) */
+	/* Clients whose request swordd refused (no room, another's message
+	 * open), first come first served: the head is asked to resend once
+	 * its request fits, and the lane is then reserved for it until it
+	 * comes (or resend_timeout_tsc).  Without the order a client could
+	 * be refused forever; without the NAK a client with no retransmit
+	 * timer (rxe, timeout 0) would wait forever, and rxe ignores a second
+	 * NAK while retrying, so it is sent only when its resend will fit. */
+	uint32_t wait_head, wait_n;   /* queue in wait (below) */
+	uint8_t resv_set;
+	uint16_t streak;      /* placed by msg_conn while others waited */
+	uint32_t resv_conn, resv_inc;
+	uint64_t resv_tsc;
 	/* what the server QP checks about its peer, from the owner's frames */
 	uint32_t cl_ip, cl_qpn, srv_qpn;
 	uint8_t cl_mac[6], srv_mac[6];
@@ -77,6 +89,7 @@ struct rmp_lane {
 	uint32_t rtmpl_len;
 	uint16_t rt_l3, rt_l4;   /* its IP and UDP header offsets */
 	struct rmp_stub *stubs;
+	uint32_t *wait;       /* rc slots of waiting clients, rc capacity entries */
 };
 
 enum rmp_conn_state { RC_DIRECT = 0, RC_BOUND, RC_LOST };
@@ -102,6 +115,11 @@ struct rmp_conn {
 	uint32_t msn_psn;     /* direct: PSN of the answer msn came from */
 	uint32_t dnext;       /* direct: next PSN never sent (valid if dnext_set) */
 	uint8_t dnext_set;
+	uint8_t two_sided;    /* sent a SEND or WRITE with immediate: never bound */
+	/* swordd refused the request the lane waits for from it (no room,
+	 * another's message open, or it is missing): it waits in the lane's
+	 * queue (wait_kind: what it asked for) to be asked to resend */
+	uint8_t waiting, wait_kind;
 	uint32_t bind_psn;    /* first client PSN on the lane */
 	uint32_t next;        /* next client PSN expected on the lane */
 	uint32_t acked;       /* client PSNs before this are answered to it */
@@ -126,6 +144,7 @@ struct remap {
 	struct rmp_conn *conns;        /* by rc slot */
 	struct rmp_stub *stub_mem;
 	struct rmp_rev *rev_mem;
+	uint32_t *wait_mem;
 	struct remap_counters c;
 	uint64_t start_tsc;            /* first frame seen (start_holdoff) */
 	bool started;
@@ -146,6 +165,16 @@ rmp_held_at_start(struct remap *r, const struct rc_conn *c, uint64_t now)
 
 /* remap_req.c: the rc_order_fn of remapping (rc.h, ordering domains) */
 uint32_t rmp_order_domain(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic);
+
+/* A SEND or a WRITE with immediate: it consumes a receive WQE of the
+ * server QP it reaches, so on a lane it would go to another client's
+ * receive queue.  Connections that use them are never remapped. */
+static inline bool
+rmp_two_sided(const struct roce_pkt *p)
+{
+	return (p->oi->flags & ROCE_F_SEND) ||
+	       ((p->oi->flags & ROCE_F_WRITE) && p->oi->off[ROCE_HDR_IMMDT]);
+}
 
 /* remap_core.c */
 int rmp_server_of(const struct remap *r, uint32_t ip4);
@@ -174,6 +203,20 @@ struct rc_conn *rmp_stub_client(struct remap *r, const struct rmp_stub *s,
 void rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
 		uint32_t emit_cap, uint32_t *n_emit);
 void rmp_release(struct rmp_lane *l, struct rmp_stub *st);
+/* remap_wait.c: refused clients wait their turn (struct rmp_lane.wait) */
+void rmp_wait(struct remap *r, struct rmp_lane *l, const struct rc_conn *c,
+	      struct rmp_conn *rcn, uint8_t kind);
+/* May c place a request of this kind on l now (reservation, queue,
+ * another's open message)? */
+bool rmp_turn(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, uint64_t now);
+/* c placed a request: its reservation or its place at the head ends. */
+void rmp_served(struct remap *r, struct rmp_lane *l, const struct rc_conn *c);
+/* Ask the head of l's queue to resend if its request fits now. */
+void rmp_wake(struct remap *r, struct rmp_lane *l, uint64_t now, struct remap_emit *emit,
+	      uint32_t emit_cap, uint32_t *n_emit);
+enum rmp_fit { RMP_FITS, RMP_RD_LIMIT, RMP_RING_FULL };
+/* remap_req.c: could l take span more PSNs of this kind now? */
+enum rmp_fit rmp_lane_fit(struct remap *r, struct rmp_lane *l, uint8_t kind, uint32_t span);
 /* The oldest unanswered completed atomic of l in lane PSNs [from, upto). */
 void rmp_unans_rescan(struct remap *r, struct rmp_lane *l, uint32_t from, uint32_t upto);
 /* The reverse entry of a stub, if it still describes it. */

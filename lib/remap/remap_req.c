@@ -89,47 +89,35 @@ slot_needed(struct remap *r, struct rmp_lane *l, uint32_t lpsn)
 	return false;
 }
 
-enum lane_fit { LANE_FITS, LANE_RD_LIMIT, LANE_RING_FULL };
-
-/* Could the lane take span more PSNs of this kind now? */
-static enum lane_fit
-lane_fit(struct remap *r, struct rmp_lane *l, uint8_t kind, uint32_t span)
+enum rmp_fit
+rmp_lane_fit(struct remap *r, struct rmp_lane *l, uint8_t kind, uint32_t span)
 {
 	if (kind != RK_ACKABLE && l->rd_out >= l->rd_max)
-		return LANE_RD_LIMIT;
+		return RMP_RD_LIMIT;
 	if (kind != RK_ACKABLE && l->unans_set && l->atom_since >= l->rd_max)
-		return LANE_RD_LIMIT;
+		return RMP_RD_LIMIT;
 	if ((uint32_t)roce_psn_diff(roce_psn_add(l->next, span), l->una) > r->prm.ring)
-		return LANE_RING_FULL;
+		return RMP_RING_FULL;
 	for (uint32_t k = 0; k < span; k++)
 		if (slot_needed(r, l, roce_psn_add(l->next, k)))
-			return LANE_RING_FULL;
-	return LANE_FITS;
+			return RMP_RING_FULL;
+	return RMP_FITS;
 }
 
-/* lane_fit, counted */
+/* rmp_lane_fit, counted */
 static bool
 lane_room(struct remap *r, struct rmp_lane *l, uint8_t kind, uint32_t span)
 {
-	switch (lane_fit(r, l, kind, span)) {
-	case LANE_RD_LIMIT:
+	switch (rmp_lane_fit(r, l, kind, span)) {
+	case RMP_RD_LIMIT:
 		r->c.rd_limit_dropped++;
 		return false;
-	case LANE_RING_FULL:
+	case RMP_RING_FULL:
 		r->c.ring_full++;
 		return false;
 	default:
 		return true;
 	}
-}
-
-/* May c place a new request on l: no other client's multi-packet message
- * is open there? */
-static inline bool
-msg_turn(struct remap *r, const struct rmp_lane *l, const struct rc_conn *c)
-{
-	return !l->msg_open ||
-	       (l->msg_conn == rc_index(r->rc, c) && l->msg_inc == c->incarnation);
 }
 
 /* rc_order_fn: a bound connection's next request, were it a one-PSN
@@ -149,8 +137,11 @@ rmp_order_domain(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic)
 	    rcn->next != psn || roce_psn_diff(psn, rcn->bind_psn) < 0)
 		return 0;
 	l = &r->lanes[rcn->lane];
-	if (!l->open || !msg_turn(r, l, c) ||
-	    lane_fit(r, l, atomic ? RK_ATOMIC : RK_ACKABLE, 1) != LANE_FITS)
+	/* nobody waiting or holding the lane (rmp_turn), nothing open */
+	if (!l->open || l->wait_n || l->resv_set || l->recovering ||
+	    (l->msg_open && !(l->msg_conn == rc_index(r->rc, c) &&
+			      l->msg_inc == c->incarnation)) ||
+	    rmp_lane_fit(r, l, atomic ? RK_ATOMIC : RK_ACKABLE, 1) != RMP_FITS)
 		return 0;
 	return l->dom;
 }
@@ -209,15 +200,14 @@ req_fresh(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_con
 	const uint32_t cpsn = p->psn;
 	uint32_t lpsn, cmsn;
 
-	if (!msg_turn(r, l, c)) {
-		r->c.msg_open_held++;
+	if (!rmp_turn(r, l, c, now) || !lane_room(r, l, kind, span))
 		return REMAP_DROP;
-	}
-	if (!lane_room(r, l, kind, span))
-		return REMAP_DROP;
+	rmp_served(r, l, c);
 	cmsn = ends ? roce_psn_add(rcn->msn, 1) : rcn->msn;
 	lpsn = place(r, l, c, cpsn, span, kind, ends, cmsn);
 	l->msg_open = !ends;
+	if (l->msg_conn != rc_index(r->rc, c) || l->msg_inc != c->incarnation)
+		l->streak = 0;
 	l->msg_conn = rc_index(r->rc, c);
 	l->msg_inc = c->incarnation;
 	rcn->msn = cmsn;
@@ -366,6 +356,7 @@ req_route(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 	  uint32_t emit_cap, uint32_t *n_emit)
 {
 	struct rmp_lane *l = &r->lanes[rcn->lane];
+	enum remap_verdict v;
 	int32_t d;
 
 	if (roce_psn_diff(p->psn, rcn->bind_psn) < 0) {
@@ -380,14 +371,27 @@ req_route(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 		r->c.bad_icrc_dropped++;
 		return REMAP_DROP;
 	}
+	if (rmp_two_sided(p)) {
+		/* the lane's receive queue is another client's, its own QP
+		 * is behind in PSNs: nowhere to deliver it (README) */
+		r->c.two_sided_dropped++;
+		return REMAP_DROP;
+	}
 	d = roce_psn_diff(p->psn, rcn->next);
 	if (d < 0)
 		return req_retransmit(r, l, c, rcn, f, p, now, emit, emit_cap, n_emit);
 	if (d > 0) {
+		/* what it sent before was refused or lost: its turn comes */
 		r->c.gap_dropped++;
-		return REMAP_DROP;
+		rmp_wait(r, l, c, rcn, RK_ACKABLE);
+		v = REMAP_DROP;
+	} else {
+		v = req_fresh(r, l, c, rcn, f, p, now);
+		if (v == REMAP_DROP && rcn->next == p->psn)   /* refused, not held */
+			rmp_wait(r, l, c, rcn, kind_of(p));
 	}
-	return req_fresh(r, l, c, rcn, f, p, now);
+	rmp_wake(r, l, now, emit, emit_cap, n_emit);
+	return v;
 }
 
 /* Not on a lane yet: note how far it has sent; bind at a fresh request
@@ -403,11 +407,15 @@ req_direct(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
 	if (!*icrc_ok && !roce_icrc_verify(f, p))
 		return false;
 	*icrc_ok = true;
+	if (rmp_two_sided(p)) {
+		rcn->two_sided = 1;
+		r->c.two_sided_direct++;
+	}
 	if (!rcn->dnext_set || roce_psn_diff(end, rcn->dnext) > 0) {
 		rcn->dnext = end;
 		rcn->dnext_set = 1;
 	}
-	return fresh && rmp_bind(r, c, rcn, server, f, p, now);
+	return fresh && !rcn->two_sided && rmp_bind(r, c, rcn, server, f, p, now);
 }
 
 enum remap_verdict

@@ -266,6 +266,14 @@ resp_ack(struct resp_ctx *x, uint32_t L)
 		reack(x, L);
 	if (a == NULL)
 		return REMAP_DROP;
+	if (rcn->waiting && roce_psn_add(a->cpsn, 1) == rcn->next) {
+		/* it may be asked to resend now: its ACK goes first, emitted
+		 * like the NAK (emitted frames leave before this one) */
+		emit_aeth(x, c, rcn, a->cpsn,
+			  roce_syndrome_make(ROCE_AETH_ACK, ROCE_AETH_CREDIT_INVALID), a->cmsn);
+		note_acked(rcn, a->cpsn);
+		return REMAP_DROP;
+	}
 	note_acked(rcn, a->cpsn);
 	return map_own(x, c, rcn, a->cpsn, a->cmsn);
 }
@@ -580,6 +588,7 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 {
 	struct resp_ctx x;
 	const struct rmp_server *sv;
+	enum remap_verdict v;
 	struct rmp_lane *l;
 	int server;
 
@@ -627,5 +636,8 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	x.emit_cap = emit_cap;
 	x.n_emit = n_emit;
 	x.n_acc = 0;
-	return resp_lane(&x);
+	v = resp_lane(&x);
+	/* answers in, room freed: the first waiting client may be asked */
+	rmp_wake(r, l, now, emit, emit_cap, n_emit);
+	return v;
 }

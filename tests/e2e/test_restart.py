@@ -6,7 +6,7 @@ while roce-peer lock clients run through it with acceleration on.
 
   test_restart.py [--restarts N] [--outage-ms MS] [--duration S] [--clients C]
                   [--qps Q] [--locks L] [--rto-us US] [--max-retries N]
-                  [--initial-psn P] [--no-accel] [--json FILE]
+                  [--initial-psn P] [--no-accel] [--remap] [--json FILE]
 
 Topology: e2e's "afpacket" path (veth pairs, swordd on net_af_packet in its
 own namespace): the veths are the cables and stay while swordd is dead, as
@@ -27,6 +27,14 @@ accelerated or not; e2e.run's (10 ms x 600 = 6 s) would, but resend the
 whole window every 10 ms while swordd is down.  With this budget the
 pass-through run loses no QP, so the QPs the accelerated run loses are
 lost to the missing stubs, not to the budget.
+
+--remap: connection remapping on too (one lane).  Lanes and stubs are not
+soft state: each restarted swordd forwards nothing of a connection the
+RDMA CM did not set up since for [remap] start_holdoff_ms (10 s, above the
+clients' retry budget), so every client connection running at a kill
+times out (QP error) instead of reaching its server QP with PSNs the lane
+has passed (lib/remap/README.md, "Restart").  Safety is asserted the same
+way; the QPs lost are reported.
 
 Asserts (safety): no client saw a violation (mutual exclusion, lost
 update); no frame with a bad ICRC anywhere; the server saw no malformed
@@ -57,7 +65,8 @@ from e2e import t  # noqa: E402
 SNAP_KEYS = ("rx", "tx", "managed_rx", "rewritten", "malformed", "fn_atomic_granted",
              "fn_atomic_failed_local", "fn_atomic_passed_real_atomic", "fn_atomic_relearn",
              "fn_atomic_learned", "fn_atomic_dup_replayed", "fn_atomic_unknown_qp",
-             "fn_atomic_paired", "fn_atomic_resp_mismatch", "fn_atomic_dup_ack_dropped")
+             "fn_atomic_paired", "fn_atomic_resp_mismatch", "fn_atomic_dup_ack_dropped",
+             "fn_remap_bound", "fn_remap_stitched", "fn_remap_start_held")
 
 
 def body():
@@ -78,11 +87,13 @@ def body():
     ap.add_argument("--max-retries", type=int, default=7)
     ap.add_argument("--initial-psn", type=int, default=None)
     ap.add_argument("--no-accel", action="store_true")
+    ap.add_argument("--remap", action="store_true")
     ap.add_argument("--json", help="write the figures here")
     a, _ = ap.parse_known_args()
     accel = not a.no_accel
 
-    topo = e2e.Topology("afpacket", accel=accel, pcap=False, learn_holdoff_ms=1000)
+    topo = e2e.Topology("afpacket", accel=accel, pcap=False, learn_holdoff_ms=1000,
+                        remap=a.remap)
     events = []
 
     def snapshot():
@@ -181,6 +192,10 @@ def body():
         t.check(h in tags, "lock %d record holder %#x is no QP's tag: memory corrupted"
                 % (i, h))
     t.check(fig["ops"] > 0, "no operation completed")
+    if a.remap:
+        first = events[0]["before_kill"] if events else {}
+        t.check(first.get("fn_remap_stitched", 0) > 0,
+                "nothing was remapped before the first kill: %r" % first)
     if a.no_accel:
         # pass-through: swordd keeps no state the endpoints depend on, so
         # an outage inside the retry budget costs retransmissions only
