@@ -137,7 +137,7 @@ note_icrc_checks(struct sword_worker *w, const struct sword_fn_ops *ops,
 				if (!ops->checks_icrc(state, cfg->servers[srv].ip,
 						      (uint8_t)op, dir == 1))
 					continue;
-				w->icrc_ahead[dir][op >> 6] |= UINT64_C(1) << (op & 63);
+				w->icrc_ahead[dir][op] = 1;
 				w->icrc_ahead_servers |= UINT64_C(1) << srv;
 				w->icrc_ahead_any = true;
 			}
@@ -494,15 +494,16 @@ process_one(struct sword_worker *w, struct rte_mbuf *m, uint16_t port,
  * pass; on the lcore's stack (about 10 KiB), not in the worker, so the
  * main lcore reading the stats never shares its cache lines.
  */
+struct held {
+	struct rte_mbuf *m;
+	int16_t server;                          /* -1: forward unchanged */
+	uint8_t out_side;
+	bool to_server;
+	bool icrc_ok;
+};
+
 struct stage {
-	uint16_t n;                              /* frames held */
-	uint16_t n_fn;                           /* of them, for the functions */
-	uint16_t n_verify;
-	struct rte_mbuf *m[SWORD_MAX_BURST];
-	int16_t server[SWORD_MAX_BURST];         /* -1: forward unchanged */
-	uint8_t out_side[SWORD_MAX_BURST];
-	bool to_server[SWORD_MAX_BURST];
-	bool icrc_ok[SWORD_MAX_BURST];
+	struct held h[SWORD_MAX_BURST];
 	struct roce_pkt p[SWORD_MAX_BURST];
 	uint8_t *vframe[SWORD_MAX_BURST];        /* to verify: frame, parse, */
 	const struct roce_pkt *vpkt[SWORD_MAX_BURST];
@@ -510,21 +511,28 @@ struct stage {
 	bool vok[SWORD_MAX_BURST];
 };
 
+/* How full the stage is: apart from it, so that the compiler keeps these
+ * in registers (the stage's address goes to roce_parse, theirs does not). */
+struct stage_count {
+	uint16_t n;                              /* frames held */
+	uint16_t n_fn;                           /* of them, for the functions */
+	uint16_t n_verify;
+};
+
 static __rte_always_inline bool
 icrc_ahead(const struct sword_worker *w, int server, uint8_t opcode, bool to_server)
 {
-	return ((w->icrc_ahead[to_server][opcode >> 6] >> (opcode & 63)) &
-		(w->icrc_ahead_servers >> server) & 1) != 0;
+	return (w->icrc_ahead[to_server][opcode] & (w->icrc_ahead_servers >> server)) != 0;
 }
 
 /* Pass 1 for one frame: classify it, and hold it back if it is for the
  * functions or comes after one that is. */
 static __rte_always_inline void
-stage_one(struct sword_worker *w, struct stage *s, struct rte_mbuf *m, uint16_t port,
-	  enum sword_side out_side, bool managed_any, struct sword_tx_batch *out,
-	  struct burst_tally *t)
+stage_one(struct sword_worker *w, struct stage *s, struct stage_count *c,
+	  struct rte_mbuf *m, uint16_t port, enum sword_side out_side, bool managed_any,
+	  struct sword_tx_batch *out, struct burst_tally *t)
 {
-	const uint16_t k = s->n;
+	const uint16_t k = c->n;
 	int server = -1;
 	bool to_server = true;
 
@@ -532,7 +540,7 @@ stage_one(struct sword_worker *w, struct stage *s, struct rte_mbuf *m, uint16_t 
 	case FRAME_TAKEN:
 		return;
 	case FRAME_FORWARD:
-		if (s->n_fn == 0) {
+		if (c->n_fn == 0) {
 			/* nothing held before it: leaving now keeps the order */
 			forward_fast(w, out, out_side, m);
 			return;
@@ -541,48 +549,46 @@ stage_one(struct sword_worker *w, struct stage *s, struct rte_mbuf *m, uint16_t 
 		break;
 	case FRAME_FUNCTIONS:
 	default:
-		s->n_fn++;
+		c->n_fn++;
 		if (icrc_ahead(w, server, s->p[k].opcode, to_server)) {
-			s->vframe[s->n_verify] = rte_pktmbuf_mtod(m, uint8_t *);
-			s->vpkt[s->n_verify] = &s->p[k];
-			s->vheld[s->n_verify] = k;
-			s->n_verify++;
+			s->vframe[c->n_verify] = rte_pktmbuf_mtod(m, uint8_t *);
+			s->vpkt[c->n_verify] = &s->p[k];
+			s->vheld[c->n_verify] = k;
+			c->n_verify++;
 		}
 		break;
 	}
-	s->m[k] = m;
-	s->server[k] = (int16_t)server;
-	s->out_side[k] = (uint8_t)out_side;
-	s->to_server[k] = to_server;
-	s->icrc_ok[k] = false;
-	s->n = (uint16_t)(k + 1);
+	s->h[k] = (struct held){ .m = m, .server = (int16_t)server,
+				 .out_side = (uint8_t)out_side, .to_server = to_server };
+	c->n = (uint16_t)(k + 1);
 }
 
 /* Passes 2 and 3: verify the held frames' ICRCs together, then forward
  * the held frames and run the functions, in arrival order. */
 static void
-stage_run(struct sword_worker *w, struct stage *s, struct sword_tx_batch *out,
-	  uint64_t *now)
+stage_run(struct sword_worker *w, struct stage *s, struct stage_count c,
+	  struct sword_tx_batch *out, uint64_t *now)
 {
 	uint16_t k;
 
-	if (s->n == 0)
+	if (c.n == 0)
 		return;
-	if (s->n_verify > 0) {
-		roce_icrc_verify_burst(s->vframe, s->vpkt, s->n_verify, s->vok);
-		for (k = 0; k < s->n_verify; k++)
-			s->icrc_ok[s->vheld[k]] = s->vok[k];
+	if (c.n_verify > 0) {
+		roce_icrc_verify_burst(s->vframe, s->vpkt, c.n_verify, s->vok);
+		for (k = 0; k < c.n_verify; k++)
+			s->h[s->vheld[k]].icrc_ok = s->vok[k];
 	}
 	if (*now == 0)
 		*now = rte_rdtsc();
-	for (k = 0; k < s->n; k++) {
-		const enum sword_side side = (enum sword_side)s->out_side[k];
+	for (k = 0; k < c.n; k++) {
+		const struct held *h = &s->h[k];
+		const enum sword_side side = (enum sword_side)h->out_side;
 
-		if (s->server[k] < 0)
-			forward_fast(w, out, side, s->m[k]);
+		if (h->server < 0)
+			forward_fast(w, out, side, h->m);
 		else
-			run_functions(w, s->m[k], &s->p[k], s->server[k], s->to_server[k],
-				      side, out, *now, s->icrc_ok[k]);
+			run_functions(w, h->m, &s->p[k], h->server, h->to_server, side, out,
+				      *now, h->icrc_ok);
 	}
 }
 
@@ -601,7 +607,7 @@ out_side_of_port(const struct sword_worker *w, uint16_t port)
 static __rte_always_inline void
 classify_all(struct sword_worker *w, uint16_t in_port, struct rte_mbuf **pkts,
 	     uint16_t n, struct sword_tx_batch *out, struct burst_tally *t,
-	     uint64_t *now, struct stage *s)
+	     uint64_t *now, struct stage *s, struct stage_count *c)
 {
 	const bool managed_any = w->shards->n_servers > 0;
 	uint16_t i;
@@ -619,14 +625,14 @@ classify_all(struct sword_worker *w, uint16_t in_port, struct rte_mbuf **pkts,
 				process_one(w, pkts[i], in_port, out_side, managed_any, out,
 					    t, now);
 			else
-				stage_one(w, s, pkts[i], in_port, out_side, managed_any, out, t);
+				stage_one(w, s, c, pkts[i], in_port, out_side, managed_any, out, t);
 		}
 		for (; i < n; i++) {
 			if (s == NULL)
 				process_one(w, pkts[i], in_port, out_side, managed_any, out,
 					    t, now);
 			else
-				stage_one(w, s, pkts[i], in_port, out_side, managed_any, out, t);
+				stage_one(w, s, c, pkts[i], in_port, out_side, managed_any, out, t);
 		}
 		return;
 	}
@@ -640,7 +646,7 @@ classify_all(struct sword_worker *w, uint16_t in_port, struct rte_mbuf **pkts,
 		if (s == NULL)
 			process_one(w, m, m->port, out_side, managed_any, out, t, now);
 		else
-			stage_one(w, s, m, m->port, out_side, managed_any, out, t);
+			stage_one(w, s, c, m, m->port, out_side, managed_any, out, t);
 	}
 }
 
@@ -655,11 +661,10 @@ process_staged(struct sword_worker *w, uint16_t in_port, struct rte_mbuf **pkts,
 
 	for (done = 0; done < n; done = (uint16_t)(done + chunk)) {
 		chunk = (uint16_t)RTE_MIN(n - done, SWORD_MAX_BURST);
-		s.n = 0;
-		s.n_fn = 0;
-		s.n_verify = 0;
-		classify_all(w, in_port, pkts + done, chunk, out, t, now, &s);
-		stage_run(w, &s, out, now);
+		struct stage_count c = { 0, 0, 0 };
+
+		classify_all(w, in_port, pkts + done, chunk, out, t, now, &s, &c);
+		stage_run(w, &s, c, out, now);
 	}
 }
 
@@ -675,7 +680,7 @@ sword_worker_process(struct sword_worker *w, uint16_t in_port,
 	if (w->icrc_ahead_any && !w->one_at_a_time)
 		process_staged(w, in_port, pkts, n, out, &t, &now);
 	else
-		classify_all(w, in_port, pkts, n, out, &t, &now, NULL);
+		classify_all(w, in_port, pkts, n, out, &t, &now, NULL, NULL);
 	st->non_roce += t.non_roce;
 	st->malformed += t.malformed;
 	st->unmanaged += t.unmanaged;

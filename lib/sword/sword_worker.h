@@ -241,9 +241,10 @@ struct sword_worker {
 	struct rc_table *rc;                   /* connections (lib/rc), shared by the
 						* functions; sword_worker_rc() */
 	/* What a burst verifies ahead (checks_icrc): frames of a server in
-	 * icrc_ahead_servers (bit = server index) with an opcode in
-	 * icrc_ahead[direction] (one bit each, [1] requests, [0] responses). */
-	uint64_t icrc_ahead[2][4];
+	 * icrc_ahead_servers (bit = server index) with an opcode whose
+	 * icrc_ahead[direction][opcode] is 1 ([1] requests, [0] responses;
+	 * bytes, not bits: one load on the hot path). */
+	uint8_t icrc_ahead[2][256];
 	uint64_t icrc_ahead_servers;
 	bool icrc_ahead_any;
 	/* The reference path: every frame classified and run through the
