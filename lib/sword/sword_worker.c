@@ -120,7 +120,7 @@ sword_worker_init(struct sword_worker *w, const struct sword_config *cfg,
 }
 
 /* Which frames' ICRCs a burst verifies ahead for this function (its
- * answers asked once here, so the hot path reads two bits, not a call). */
+ * answers asked once here, so the hot path reads two words, not a call). */
 static void
 note_icrc_checks(struct sword_worker *w, const struct sword_fn_ops *ops,
 		 const void *state)
@@ -507,7 +507,7 @@ struct stage {
 	struct roce_pkt p[SWORD_MAX_BURST];
 	uint8_t *vframe[SWORD_MAX_BURST];        /* to verify: frame, parse, */
 	const struct roce_pkt *vpkt[SWORD_MAX_BURST];
-	uint16_t vheld[SWORD_MAX_BURST];         /* and its place in m[] */
+	uint16_t vheld[SWORD_MAX_BURST];         /* and its place in h[] */
 	bool vok[SWORD_MAX_BURST];
 };
 

@@ -15,6 +15,9 @@
  * worker owns, and the ConnectX capture (RDMA CM, masked CAS, READs).
  * It goes through a reference worker and a staged one in bursts of 1 to
  * 64 frames, from one port and from the hand-off ring (mixed ports).
+ * A second set adds Clover (first on requests, last on responses) and
+ * its capture, with atomic replacement on the same server, so that
+ * Clover too gets frames the worker verified.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -27,6 +30,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "clover_fn.h"
 #include "rdma_model.h"
 #include "roce.h"
 #include "ser_fn.h"
@@ -73,6 +77,23 @@ static const char *const config[] = {
 	"features.atomic_replacement=on", "atomic.learn_holdoff_ms=0",
 };
 
+/* The Clover set: conf/clover.conf's layout for the Clover captures'
+ * server, and a lock region there (apart from Clover's nodes) so that
+ * atomic replacement checks that server's frames (and the worker stages
+ * them). */
+static const char *const config_clover[] = {
+	"server.clover0.ip=192.168.1.13", "server.clover0.worker=0",
+	"lock.cl.server=clover0", "lock.cl.rkey=0x2521", "lock.cl.base=0x10000",
+	"lock.cl.length=1024", "lock.cl.word_size=8",
+	"features.clover=on", "clover.keys=1024", "clover.qps=64", "clover.cas=64",
+	"clover.values.server=clover0", "clover.values.rkey=any", "clover.values.base=0",
+	"clover.values.length=0", "clover.values.write_min=1024",
+	"clover.values.key_offset=8", "clover.values.key_width=8",
+	"clover.values.next_offset=0", "clover.values.read_min=1024",
+};
+
+static bool with_clover;
+
 static struct sword_config cfg;
 static struct sword_shard_map shards;
 
@@ -85,6 +106,9 @@ config_load(void)
 	for (unsigned int i = 0; i < RTE_DIM(config); i++)
 		ck_assert_msg(sword_config_set(&cfg, config[i], err, sizeof(err)) == 0,
 			      "%s: %s", config[i], err);
+	for (unsigned int i = 0; with_clover && i < RTE_DIM(config_clover); i++)
+		ck_assert_msg(sword_config_set(&cfg, config_clover[i], err, sizeof(err)) == 0,
+			      "%s: %s", config_clover[i], err);
 	ck_assert_msg(sword_config_validate(&cfg, err, sizeof(err)) == 0, "%s", err);
 	sword_shard_map_build(&shards, &cfg);
 }
@@ -95,6 +119,9 @@ worker_start(struct sword_worker *w, bool one_at_a_time)
 	sword_worker_init(w, &cfg, &shards, 0);
 	w->pool = pool;
 	w->one_at_a_time = one_at_a_time;
+	/* in chain order (sword_feature) */
+	if (with_clover)
+		ck_assert_int_eq(sword_worker_attach_fn(w, &clover_fn_ops, SOCKET_ID_ANY), 0);
 	ck_assert_int_eq(sword_worker_attach_fn(w, &ser_fn_ops, SOCKET_ID_ANY), 0);
 }
 
@@ -272,7 +299,7 @@ input_from_models(void)
 /* The ConnectX capture's frames (CM, masked CAS, CAS, READs, IGMP):
  * requests from the client port, the server's frames from the other. */
 static void
-input_from_capture(void)
+input_from_capture(const char *name, uint32_t server_ip)
 {
 	char path[512], errb[PCAP_ERRBUF_SIZE];
 	const char *dir = getenv("CAPTURES_DIR");
@@ -280,13 +307,13 @@ input_from_capture(void)
 	const u_char *data;
 	pcap_t *pc;
 
-	snprintf(path, sizeof(path), "%s/rcuckoo-connectx.pcap", dir ? dir : "../shared/captures");
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "../shared/captures", name);
 	pc = pcap_open_offline(path, errb);
 	ck_assert_msg(pc != NULL, "%s: %s", path, errb);
 	while (pcap_next_ex(pc, &h, &data) == 1) {
 		struct roce_pkt p;
 		bool from_srv = roce_parse(data, h->caplen, &p) == ROCE_OK &&
-				p.ip_version == 4 && p.src_ip4 == RTE_BE32(0xc0a8010c);
+				p.ip_version == 4 && p.src_ip4 == server_ip;
 
 		add_input(from_srv ? SERVER_PORT : CLIENT_PORT, data, h->caplen);
 	}
@@ -368,7 +395,9 @@ build_input(void)
 	mixed = calloc(MAX_IN, sizeof(*mixed));
 	ck_assert(input != NULL && mixed != NULL);
 	input_from_models();
-	input_from_capture();
+	input_from_capture("rcuckoo-connectx.pcap", RTE_BE32(0xc0a8010c));
+	if (with_clover)
+		input_from_capture("clover-1thread-100pkt.pcap", RTE_BE32(0xc0a8010d));
 	base = n_input;
 	for (unsigned int k = 0; k < base / 4; k++)
 		add_variant(rnd(base), (int)rnd(4));
@@ -427,7 +456,10 @@ run(struct sword_worker *w, unsigned int bsz, bool from_ring, struct out_log *lo
 		burst(w, from_ring ? SWORD_PORT_FROM_MBUF : input[i].port, &input[i], n, log);
 		i += n;
 	}
-	w->fn[0].ops->publish(w->fn[0].state, &w->stats.fn[w->fn[0].counter_base]);
+	for (unsigned int k = 0; k < w->n_fn; k++)
+		if (w->fn[k].ops->publish != NULL)
+			w->fn[k].ops->publish(w->fn[k].state,
+					      &w->stats.fn[w->fn[k].counter_base]);
 }
 
 static void
@@ -463,11 +495,13 @@ compare_stats(struct sword_worker_stats *ref, struct sword_worker_stats *st,
 static uint64_t
 fn_counter(const struct sword_worker *w, const char *name)
 {
-	const struct sword_fn_ops *ops = w->fn[0].ops;
+	for (unsigned int k = 0; k < w->n_fn; k++) {
+		const struct sword_fn_ops *ops = w->fn[k].ops;
 
-	for (unsigned int i = 0; i < ops->n_counters; i++)
-		if (!strcmp(ops->counter_names[i], name))
-			return w->stats.fn[w->fn[0].counter_base + i];
+		for (unsigned int i = 0; i < ops->n_counters; i++)
+			if (!strcmp(ops->counter_names[i], name))
+				return w->stats.fn[w->fn[k].counter_base + i];
+	}
 	ck_abort_msg("no counter %s", name);
 	return 0;
 }
@@ -493,17 +527,30 @@ check_coverage(const struct sword_worker *w)
 	ck_assert_uint_gt(fn_counter(w, "atomic_acks_synthesized"), 5);
 	ck_assert_uint_gt(fn_counter(w, "atomic_dup_replayed"), 5);
 	ck_assert_uint_gt(fn_counter(w, "atomic_cm_seen"), 0);
+	if (with_clover) {
+		/* one client thread: Clover learns tails and finds every CAS
+		 * and READ already at it (nothing to steer) */
+		ck_assert_uint_gt(fn_counter(w, "clover_tail_cas"), 5);
+		ck_assert_uint_gt(fn_counter(w, "clover_cas_at_tail") +
+				  fn_counter(w, "clover_read_at_tail"), 5);
+		ck_assert_uint_gt(fn_counter(w, "clover_bad_icrc_passed"), 0);
+	}
 }
 
-START_TEST(t_staged_equals_reference)
+static void
+staged_equals_reference(int i, bool clover)
 {
 	static struct sword_worker ref, st;
-	const unsigned int bsz = (unsigned int)_i / 2 + 1;
-	const bool ring = _i % 2 == 1;
+	const unsigned int bsz = (unsigned int)i / 2 + 1;
+	const bool ring = i % 2 == 1;
 	struct out_log lr, ls;
 
-	if (input == NULL) {
+	if (input == NULL || with_clover != clover) {
 		/* here, not in main: a failed check needs a running test */
+		with_clover = clover;
+		free(input);
+		n_input = 0;
+		lcg = 12345;
 		config_load();
 		build_input();
 	}
@@ -522,6 +569,17 @@ START_TEST(t_staged_equals_reference)
 	sword_worker_detach_all(&st);
 	log_free(&lr);
 	log_free(&ls);
+}
+
+START_TEST(t_staged_equals_reference)
+{
+	staged_equals_reference(_i, false);
+}
+END_TEST
+
+START_TEST(t_staged_equals_reference_clover)
+{
+	staged_equals_reference(_i, true);
 }
 END_TEST
 
@@ -549,6 +607,10 @@ main(int argc, char **argv)
 	tcase_set_timeout(tc, 120);
 	/* bursts of 1..64 frames, each from one port and from the ring */
 	tcase_add_loop_test(tc, t_staged_equals_reference, 0, 128);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("clover");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, t_staged_equals_reference_clover, 0, 128);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK); /* EAL state lives in this process */
