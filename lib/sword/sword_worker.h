@@ -249,8 +249,8 @@ struct sword_worker {
 	bool icrc_ahead_any;
 	/* The reference path: every frame classified and run through the
 	 * functions alone, each function checking its own ICRC, as before
-	 * bursts were staged.  Tests and benchmarks set it after
-	 * sword_worker_init; swordd never does. */
+	 * bursts were staged.  sword_worker_init sets it from [cores]
+	 * staged_bursts (off: true); tests and benchmarks set it after. */
 	bool one_at_a_time;
 } __rte_cache_aligned;
 
