@@ -293,10 +293,11 @@ sword_worker_slot_of_side(const struct sword_worker *w, enum sword_side side)
 
 /*
  * Process a burst of n frames received on in_port (SWORD_PORT_FROM_MBUF: use
- * each mbuf's ->port).  Staged (sword_worker.c top comment): all frames are
- * classified first, then the ICRCs the functions would check are verified
- * together, then the functions run in arrival order; what leaves, in which
- * order, and every counter are the same as one_at_a_time's.  Every mbuf ends up in exactly one place: appended
+ * each mbuf's ->port).  Staged ([cores] staged_bursts, sword_worker.c top
+ * comment): all frames are classified first, then the ICRCs the functions
+ * would check are verified together, then the functions run in arrival
+ * order; what leaves, in which order, and every counter are the same as
+ * one_at_a_time's.  Every mbuf ends up in exactly one place: appended
  * to out->pkts[side] (transmit), out->handoff[worker] (belongs to another
  * worker's server), freed (dropped, counted), or kept by a function.
  * out is NOT reset first (callers may accumulate).  Does not count rx
