@@ -28,7 +28,9 @@
 # atomic_replacement on, so every CAS is decided, rewritten to a WRITE and
 # re-signed, and every ACK becomes an ATOMIC ACK (its granted/rewritten
 # counters are printed, so a run that rewrote nothing shows).  Compare it
-# with plain swordd (pass-through of the same frames) and testpmd.
+# with plain swordd (pass-through of the same frames) and testpmd.  With
+# --baseline too, the baseline binary runs the lock path as well
+# ("swordd-locks-base"): before/after of the lock path in the same runs.
 # Workers W: swordd --workers W; testpmd --nb-cores W with W queues per port
 # where the PMD has them (net_pcap infinite_rx: 1 queue per port).  Both get
 # the same lcores (main + W), descriptors (1024), burst (32).

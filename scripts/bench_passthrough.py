@@ -20,6 +20,8 @@ LOCK_ARGS = ["-c", conf, "--set", "features.atomic_replacement=on",
              "--set", "atomic.learn_holdoff_ms=0"]
 if locks == "1":
     swordds["swordd-locks"] = swordd
+    if baseline:   # before/after of the lock path in the same runs
+        swordds["swordd-locks-base"] = baseline
 testpmds = ["testpmd-" + m for m in modes.split()]
 apps = list(swordds) + testpmds
 runs, seconds, warmup = int(runs), float(seconds), float(warmup)
@@ -89,7 +91,7 @@ def measure(app, setup, w, run):
     q = queues_of(setup, w)
     if app in swordds:
         cmd = [swordds[app]] + eal(prefix, w, vdevs) + ["--", "--mode", mode, "--workers", str(w)]
-        if app == "swordd-locks":
+        if app.startswith("swordd-locks"):
             cmd += LOCK_ARGS
     else:
         cmd = (["dpdk-testpmd"] + eal(prefix, w, vdevs) +
@@ -117,9 +119,9 @@ def measure(app, setup, w, run):
         t0, u0, c0 = time.monotonic(), cpu_seconds(p.pid), opackets(prefix, nports)
         time.sleep(seconds)
         t1, u1, c1 = time.monotonic(), cpu_seconds(p.pid), opackets(prefix, nports)
-        if app == "swordd-locks":
+        if app.startswith("swordd-locks"):
             st = telemetry(prefix, "/sword/stats")
-            print("    swordd-locks counters: granted %d, ack_to_atomic_ack %d, passed_real %d, "
+            print("    " + app + " counters: granted %d, ack_to_atomic_ack %d, passed_real %d, "
                   "rewritten frames %d of %d" % (st.get("fn_atomic_granted", 0),
                   st.get("fn_atomic_ack_to_atomic_ack", 0), st.get("fn_atomic_passed_real_atomic", 0),
                   st.get("rewritten", 0), st.get("rx", 0)), flush=True)
@@ -144,7 +146,7 @@ try:
         for w in workers:
             for r in range(runs):
                 for app in (apps if r % 2 == 0 else apps[::-1]):
-                    if app == "swordd-locks" and setup != "pcap1":
+                    if app.startswith("swordd-locks") and setup != "pcap1":
                         continue
                     try:
                         mpps, per_cpu = measure(app, setup, w, r)

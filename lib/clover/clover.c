@@ -100,7 +100,16 @@ struct clover {
 	uint32_t ways;
 	uint32_t learn_clock;
 	uint64_t cas_seq;      /* tail CAS processed: the expiry clock */
+	bool icrc_known_good;  /* the frame being handled: its caller verified it */
 };
+
+/* The frame's ICRC is what its sender sent: the caller's verdict if it
+ * has one (clover_process_verified), else checked here. */
+static inline bool
+icrc_good(const struct clover *cl, uint8_t *frame, const struct roce_pkt *p)
+{
+	return cl->icrc_known_good || roce_icrc_verify(frame, p);
+}
 
 static uint32_t
 pow2_at_least(uint64_t x)
@@ -386,7 +395,7 @@ on_data_write(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int s
 	    (uint32_t)p->payload_len - p->pad < r->key_offset + r->key_width)
 		return;
 	/* a corrupted key would mislead the CAS and READs that follow */
-	if (!roce_icrc_verify(frame, p)) {
+	if (!icrc_good(cl, frame, p)) {
 		ctr[CLOVER_BAD_ICRC_PASSED]++;
 		return;
 	}
@@ -426,7 +435,7 @@ on_tail_cas(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int ser
 	if (va - r->base < r->next_offset)
 		return false;
 	node = va - r->next_offset;
-	if (!roce_icrc_verify(frame, p)) {
+	if (!icrc_good(cl, frame, p)) {
 		ctr[CLOVER_BAD_ICRC_PASSED]++;
 		return false;
 	}
@@ -546,7 +555,7 @@ on_value_read(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int s
 		ctr[CLOVER_READ_AT_TAIL]++;
 		return false;
 	}
-	if (!roce_icrc_verify(frame, p)) {
+	if (!icrc_good(cl, frame, p)) {
 		ctr[CLOVER_BAD_ICRC_PASSED]++;
 		return false;
 	}
@@ -571,7 +580,7 @@ on_atomic_ack(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int s
 	if (c->kind == CAS_FREE || c->answered || c->client_ip != p->dst_ip4 ||
 	    c->psn != p->psn || c->server != server)
 		return;
-	if (!roce_icrc_verify(frame, p)) {
+	if (!icrc_good(cl, frame, p)) {
 		/* the client drops it and retransmits: learn from the replay */
 		ctr[CLOVER_BAD_ICRC_PASSED]++;
 		return;
@@ -607,9 +616,9 @@ on_atomic_ack(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int s
 
 /* ---------------------------------------------------------------------- */
 
-bool
-clover_process(struct clover *cl, uint8_t *frame, const struct roce_pkt *p,
-	       int server, bool to_server, uint64_t *ctr)
+static bool
+process(struct clover *cl, uint8_t *frame, const struct roce_pkt *p,
+	int server, bool to_server, uint64_t *ctr)
 {
 	if (p->ip_version != 4)
 		return false;
@@ -631,4 +640,23 @@ clover_process(struct clover *cl, uint8_t *frame, const struct roce_pkt *p,
 	default:
 		return false;
 	}
+}
+
+bool
+clover_process(struct clover *cl, uint8_t *frame, const struct roce_pkt *p,
+	       int server, bool to_server, uint64_t *ctr)
+{
+	return clover_process_verified(cl, frame, p, server, to_server, false, ctr);
+}
+
+bool
+clover_process_verified(struct clover *cl, uint8_t *frame, const struct roce_pkt *p,
+			int server, bool to_server, bool icrc_ok, uint64_t *ctr)
+{
+	bool changed;
+
+	cl->icrc_known_good = icrc_ok;
+	changed = process(cl, frame, p, server, to_server, ctr);
+	cl->icrc_known_good = false;
+	return changed;
 }

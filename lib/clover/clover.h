@@ -135,6 +135,11 @@ void clover_destroy(struct clover *cl);
  */
 bool clover_process(struct clover *cl, uint8_t *frame, const struct roce_pkt *p,
 		    int server, bool to_server, uint64_t *ctr);
+/* The same for a frame whose ICRC the caller knows good when icrc_ok
+ * (swordd: ctx->icrc_ok): its own checks are then skipped.  With icrc_ok
+ * false it is clover_process. */
+bool clover_process_verified(struct clover *cl, uint8_t *frame, const struct roce_pkt *p,
+			     int server, bool to_server, bool icrc_ok, uint64_t *ctr);
 
 /* murmur3's 64-bit finalizer (fmix64): the read table's index hash. */
 static inline uint64_t

@@ -63,8 +63,8 @@ static enum sword_fn_verdict
 fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 {
 	(void)w;
-	if (!clover_process(state, ctx->frame, ctx->p, ctx->server, ctx->to_server,
-			    ctx->counters))
+	if (!clover_process_verified(state, ctx->frame, ctx->p, ctx->server, ctx->to_server,
+				     ctx->icrc_ok, ctx->counters))
 		return SWORD_FN_PASS;
 	ctx->icrc_ok = true;    /* steered only after its ICRC verified */
 	return SWORD_FN_MODIFIED;

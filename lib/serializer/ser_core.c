@@ -158,7 +158,7 @@ ser_handle_cm(struct ser *s, const uint8_t *f, const struct roce_pkt *p,
 	    !rc_cm_is_cm(f, p) ||
 	    !(ser_is_server(s, p->src_ip4) || ser_is_server(s, p->dst_ip4)))
 		return false;
-	if (!roce_icrc_verify(mf, p)) {
+	if (!ser_icrc_good(s, mf, p)) {
 		s->c.bad_icrc_passed++;
 		return true;
 	}

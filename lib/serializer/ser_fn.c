@@ -190,11 +190,16 @@ fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 
 	if (f->ser == NULL)
 		return SWORD_FN_PASS;
+	/* the worker (or an earlier function) may have verified it already:
+	 * the serializer's own check is then skipped, never its verdict */
+	f->ser->icrc_known_good = ctx->icrc_ok;
 	if (ctx->to_server) {
 		v = ser_on_request(f->ser, ctx->frame, &len, cap, ctx->p, ctx->now);
+		f->ser->icrc_known_good = false;
 	} else {
 		v = ser_on_response(f->ser, ctx->frame, &len, cap, ctx->p, ctx->now,
 				    f->emit, SER_FN_EMIT_MAX, &n_emit);
+		f->ser->icrc_known_good = false;
 		if (n_emit && !emit_frames(f, w, ctx, n_emit))
 			v = SER_DROP;
 	}
@@ -209,6 +214,27 @@ fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 	default:
 		return SWORD_FN_PASS;
 	}
+}
+
+/*
+ * The frames whose ICRC the serializer checks (ser_on_request: every RC
+ * request to its servers; ser_on_response: every RC response from them
+ * but a READ_RESPONSE_MIDDLE): the worker verifies them a burst at a time
+ * ahead (sword_fn_ops.checks_icrc).  RDMA CM (UD) is left to the
+ * serializer: rare, and only CM messages are checked.
+ */
+static bool
+fn_checks_icrc(const void *state, uint32_t server_ip4, uint8_t opcode, bool to_server)
+{
+	const struct ser_fn *f = state;
+	const struct roce_opcode_info *oi = roce_opcode(opcode);
+	const uint32_t want = ROCE_F_RC | (to_server ? ROCE_F_REQUEST : ROCE_F_RESPONSE);
+
+	if (f == NULL || f->ser == NULL || !ser_is_server(f->ser, server_ip4))
+		return false;
+	if (!to_server && opcode == ROCE_RC_READ_RESPONSE_MIDDLE)
+		return false;
+	return (oi->flags & want) == want;
 }
 
 static void
@@ -256,6 +282,7 @@ const struct sword_fn_ops ser_fn_ops = {
 	.process = fn_process,
 	.publish = fn_publish,
 	.reconfigure = fn_reconfigure,
+	.checks_icrc = fn_checks_icrc,
 	.n_counters = N_COUNTERS,
 	.counter_names = ser_fn_counter_names,
 };

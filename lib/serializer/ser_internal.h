@@ -179,8 +179,20 @@ struct ser {
 	uint8_t pair_opcode;  /* the response being paired (ser_resp.c) */
 	uint64_t epoch;       /* now of the first packet since create/reset */
 	bool epoch_set;
+	/* The frame being handled has a good ICRC, verified by the caller
+	 * (swordd's worker checks a burst's ICRCs together): set by ser_fn
+	 * around one ser_on_request/ser_on_response, false otherwise. */
+	bool icrc_known_good;
 	struct ser_counters c;
 };
+
+/* The frame's ICRC is what its sender sent (I7): the caller's verdict if
+ * it has one, else checked here. */
+static inline bool
+ser_icrc_good(const struct ser *s, uint8_t *f, const struct roce_pkt *p)
+{
+	return s->icrc_known_good || roce_icrc_verify(f, p);
+}
 
 /* ser_core.c */
 const struct ser_region_rt *ser_region_find(const struct ser *s, uint32_t server,

@@ -861,7 +861,7 @@ ser_on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	}
 	/* check: nothing is learned from, or created by, a frame that is not
 	 * what its sender sent (I7, I8); the server drops it too */
-	if (!roce_icrc_verify(f, p)) {
+	if (!ser_icrc_good(s, f, p)) {
 		s->c.bad_icrc_passed++;
 		return SER_FORWARD;
 	}

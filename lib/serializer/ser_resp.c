@@ -405,7 +405,7 @@ ser_on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	s->c.resp_seen++;
 	if (p->opcode == ROCE_RC_READ_RESPONSE_MIDDLE)
 		return SER_FORWARD;  /* completes nothing, teaches nothing */
-	if (!roce_icrc_verify(f, p)) {
+	if (!ser_icrc_good(s, f, p)) {
 		s->c.resp_bad_icrc++;
 		return SER_FORWARD;
 	}

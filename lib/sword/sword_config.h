@@ -78,7 +78,9 @@ enum sword_mode {
 /* [cores] */
 #define SWORD_KEYS_CORES(X) \
 	X(workers, UINT, uint16_t, workers, 1, SWORD_MAX_WORKERS, "1", 0, \
-	  "forwarding workers, one lcore each besides the main lcore")
+	  "forwarding workers, one lcore each besides the main lcore") \
+	X(staged_bursts, BOOL, bool, staged_bursts, 0, 1, "off", 0, \
+	  "classify a whole burst, then verify the ICRCs the functions check together, then run them (issue #13)")
 
 /* [features] */
 #define SWORD_KEYS_FEATURES(X) \

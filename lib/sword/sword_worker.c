@@ -12,6 +12,27 @@
  *                                     forward unless a function took it
  * "Forward" means: out of the other side (two-port) or back out of the
  * same port (one-port).
+ *
+ * Staged bursts (issue #13).  Checking an ICRC one frame at a time is a
+ * latency-bound chain of carry-less multiplies; several frames at once
+ * (roce_icrc_verify_burst) overlap those chains or use wider vectors.  So
+ * a burst goes through in three passes:
+ *   1. classify every frame (counters, hand-off as above); frames for the
+ *      functions, and everything after the first of them, are held back so
+ *      that each side's output keeps the arrival order;
+ *   2. verify together the ICRCs the functions would check
+ *      (sword_fn_ops.checks_icrc);
+ *   3. in arrival order, forward the held frames and run the functions on
+ *      theirs with the verdict in ctx->icrc_ok (a frame whose ICRC is bad
+ *      gets false, exactly as before: the functions check and count it,
+ *      and nothing re-signs it).  Arrival order is PSN order per
+ *      connection, so every decision is the one the frame would have got
+ *      alone.
+ * w->one_at_a_time keeps the former path (classify and act per frame),
+ * the reference the tests compare against and, measured, still the faster
+ * one: staging is on only with [cores] staged_bursts = on.  A worker whose
+ * functions check no ICRC (checks_icrc) takes it anyway, since staging
+ * would buy it nothing.
  */
 #include <string.h>
 
@@ -95,9 +116,34 @@ sword_worker_init(struct sword_worker *w, const struct sword_config *cfg,
 	w->cfg = cfg;
 	w->shards = shards;
 	w->one_port = cfg->mode == SWORD_MODE_ONE_PORT;
+	w->one_at_a_time = !cfg->staged_bursts;
 	w->port_of_side[SWORD_SIDE_CLIENT] = cfg->client_port;
 	w->port_of_side[SWORD_SIDE_SERVER] = w->one_port ? cfg->client_port
 							 : cfg->server_port;
+}
+
+/* Which frames' ICRCs a burst verifies ahead for this function (its
+ * answers asked once here, so the hot path reads two words, not a call). */
+static void
+note_icrc_checks(struct sword_worker *w, const struct sword_fn_ops *ops,
+		 const void *state)
+{
+	const struct sword_config *cfg = w->cfg;
+	unsigned int srv, dir, op;
+
+	RTE_BUILD_BUG_ON(SWORD_MAX_SERVERS > 64);
+	if (ops->checks_icrc == NULL)
+		return;
+	for (srv = 0; srv < cfg->n_servers; srv++)
+		for (dir = 0; dir < 2; dir++)
+			for (op = 0; op < 256; op++) {
+				if (!ops->checks_icrc(state, cfg->servers[srv].ip,
+						      (uint8_t)op, dir == 1))
+					continue;
+				w->icrc_ahead[dir][op] = 1;
+				w->icrc_ahead_servers |= UINT64_C(1) << srv;
+				w->icrc_ahead_any = true;
+			}
 }
 
 int
@@ -129,6 +175,7 @@ sword_worker_attach_fn(struct sword_worker *w, const struct sword_fn_ops *ops,
 	w->fn[w->n_fn].state = state;
 	w->fn[w->n_fn].counter_base = base;
 	w->n_fn++;
+	note_icrc_checks(w, ops, state);
 	sword_stats_set_fn_names(base, ops->n_counters, ops->counter_names);
 	return 0;
 }
@@ -142,6 +189,9 @@ sword_worker_detach_all(struct sword_worker *w)
 		if (w->fn[i].ops->destroy != NULL && w->fn[i].state != NULL)
 			w->fn[i].ops->destroy(w->fn[i].state);
 	w->n_fn = 0;
+	memset(w->icrc_ahead, 0, sizeof(w->icrc_ahead));
+	w->icrc_ahead_servers = 0;
+	w->icrc_ahead_any = false;
 	rc_destroy(w->rc);
 	w->rc = NULL;
 }
@@ -226,12 +276,12 @@ run_chain(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int from, b
 static inline void
 run_functions(struct sword_worker *w, struct rte_mbuf *m, struct roce_pkt *p,
 	      int server, bool to_server, enum sword_side out_side,
-	      struct sword_tx_batch *out, uint64_t now)
+	      struct sword_tx_batch *out, uint64_t now, bool icrc_ok)
 {
 	struct sword_fn_ctx ctx = {
 		.m = m, .p = p, .frame = rte_pktmbuf_mtod(m, uint8_t *),
-		.server = server, .to_server = to_server, .out_side = out_side,
-		.out = out, .pool = w->pool, .now = now,
+		.server = server, .to_server = to_server, .icrc_ok = icrc_ok,
+		.out_side = out_side, .out = out, .pool = w->pool, .now = now,
 	};
 	/* per-function latency, sampled: a timestamp pair on every frame would
 	 * cost more than the functions themselves */
@@ -334,58 +384,62 @@ forward_fast(struct sword_worker *w, struct sword_tx_batch *out, enum sword_side
 	out->n[side] = (uint16_t)(k + 1);
 }
 
-/* Classify one frame and send it on its way (see the top comment).
- * Always inlined: a call per frame costs more than what it does. */
-static __rte_always_inline void
-process_one(struct sword_worker *w, struct rte_mbuf *m, uint16_t port,
-	    enum sword_side out_side, bool managed_any, struct sword_tx_batch *out,
-	    struct burst_tally *t, uint64_t *now)
+/* What classify() made of a frame. */
+enum frame_class {
+	FRAME_FORWARD,          /* leaves unchanged (counted passthrough) */
+	FRAME_TAKEN,            /* handed off to its owner, or dropped */
+	FRAME_FUNCTIONS,        /* managed, ours: through the function chain */
+};
+
+/* Parse a frame into *p, count it, hand it off if another worker owns it
+ * (see the top comment).  Always inlined: a call per frame costs more
+ * than what it does. */
+static __rte_always_inline enum frame_class
+classify(struct sword_worker *w, struct rte_mbuf *m, uint16_t port, bool managed_any,
+	 struct sword_tx_batch *out, struct burst_tally *t, struct roce_pkt *p,
+	 int *server_out, bool *to_server_out)
 {
 	struct sword_worker_stats *st = &w->stats;
 	const struct sword_shard_map *sm = w->shards;
-	struct roce_pkt p;
 	int status, server;
 	bool to_server;
 
 	/* roce_parse_mbuf() is roce_parse() plus the chained-mbuf case */
 	if (likely(m->nb_segs == 1))
 		status = roce_parse(rte_pktmbuf_mtod(m, const uint8_t *),
-				    rte_pktmbuf_data_len(m), &p);
+				    rte_pktmbuf_data_len(m), p);
 	else
-		status = roce_parse_mbuf(m, &p);
+		status = roce_parse_mbuf(m, p);
 	if (status > 0) {
 		t->non_roce++;
 		if (status < ROCE_NOT_NUM)
 			st->non_roce_by[status]++;
 		t->passthrough++;
-		forward_fast(w, out, out_side, m);
-		return;
+		return FRAME_FORWARD;
 	}
 	if (unlikely(status < 0)) {
 		t->malformed++;
 		if (-status < ROCE_ERR_NUM)
 			st->malformed_by[-status]++;
 		t->passthrough++;
-		forward_fast(w, out, out_side, m);
-		return;
+		return FRAME_FORWARD;
 	}
 
 	/* Requests by destination, responses by source. */
 	server = -1;
 	to_server = true;
-	if (managed_any && p.ip_version == 4) {
-		server = sword_shard_lookup(sm, p.dst_ip4);
+	if (managed_any && p->ip_version == 4) {
+		server = sword_shard_lookup(sm, p->dst_ip4);
 		if (server < 0) {
-			server = sword_shard_lookup(sm, p.src_ip4);
+			server = sword_shard_lookup(sm, p->src_ip4);
 			to_server = false;
 		}
 	}
 	if (server < 0) {
-		st->opcode[p.opcode]++;
+		st->opcode[p->opcode]++;
 		t->unmanaged++;
 		t->passthrough++;
-		forward_fast(w, out, out_side, m);
-		return;
+		return FRAME_FORWARD;
 	}
 	if (sm->owner[server] != w->id && sm->owner[server] < w->n_workers) {
 		uint16_t o = sm->owner[server];
@@ -398,19 +452,147 @@ process_one(struct sword_worker *w, struct rte_mbuf *m, uint16_t port,
 			st->dispatch_dropped++;
 			rte_pktmbuf_free(m);
 		}
-		return;
+		return FRAME_TAKEN;
 	}
-	st->opcode[p.opcode]++;
+	st->opcode[p->opcode]++;
 	st->server_managed_rx[server]++;
 	t->managed_rx++;
 	if (w->n_fn == 0) {
 		t->passthrough++;
+		return FRAME_FORWARD;
+	}
+	*server_out = server;
+	*to_server_out = to_server;
+	return FRAME_FUNCTIONS;
+}
+
+/* Classify one frame and send it on its way at once (the reference path). */
+static __rte_always_inline void
+process_one(struct sword_worker *w, struct rte_mbuf *m, uint16_t port,
+	    enum sword_side out_side, bool managed_any, struct sword_tx_batch *out,
+	    struct burst_tally *t, uint64_t *now)
+{
+	struct roce_pkt p;
+	int server = -1;
+	bool to_server = true;
+
+	switch (classify(w, m, port, managed_any, out, t, &p, &server, &to_server)) {
+	case FRAME_FORWARD:
 		forward_fast(w, out, out_side, m);
 		return;
+	case FRAME_TAKEN:
+		return;
+	case FRAME_FUNCTIONS:
+	default:
+		break;
 	}
 	if (*now == 0)
 		*now = rte_rdtsc();
-	run_functions(w, m, &p, server, to_server, out_side, out, *now);
+	run_functions(w, m, &p, server, to_server, out_side, out, *now, false);
+}
+
+/*
+ * A staged burst (top comment): the frames held back in pass 1, in arrival
+ * order, and the ICRCs pass 2 verifies.  At most SWORD_MAX_BURST frames a
+ * pass; on the lcore's stack (about 10 KiB), not in the worker, so the
+ * main lcore reading the stats never shares its cache lines.
+ */
+struct held {
+	struct rte_mbuf *m;
+	int16_t server;                          /* -1: forward unchanged */
+	uint8_t out_side;
+	bool to_server;
+	bool icrc_ok;
+};
+
+struct stage {
+	struct held h[SWORD_MAX_BURST];
+	struct roce_pkt p[SWORD_MAX_BURST];
+	uint8_t *vframe[SWORD_MAX_BURST];        /* to verify: frame, parse, */
+	const struct roce_pkt *vpkt[SWORD_MAX_BURST];
+	uint16_t vheld[SWORD_MAX_BURST];         /* and its place in h[] */
+	bool vok[SWORD_MAX_BURST];
+};
+
+/* How full the stage is: apart from it, so that the compiler keeps these
+ * in registers (the stage's address goes to roce_parse, theirs does not). */
+struct stage_count {
+	uint16_t n;                              /* frames held */
+	uint16_t n_fn;                           /* of them, for the functions */
+	uint16_t n_verify;
+};
+
+static __rte_always_inline bool
+icrc_ahead(const struct sword_worker *w, int server, uint8_t opcode, bool to_server)
+{
+	return (w->icrc_ahead[to_server][opcode] & (w->icrc_ahead_servers >> server)) != 0;
+}
+
+/* Pass 1 for one frame: classify it, and hold it back if it is for the
+ * functions or comes after one that is. */
+static __rte_always_inline void
+stage_one(struct sword_worker *w, struct stage *s, struct stage_count *c,
+	  struct rte_mbuf *m, uint16_t port, enum sword_side out_side, bool managed_any,
+	  struct sword_tx_batch *out, struct burst_tally *t)
+{
+	const uint16_t k = c->n;
+	int server = -1;
+	bool to_server = true;
+
+	switch (classify(w, m, port, managed_any, out, t, &s->p[k], &server, &to_server)) {
+	case FRAME_TAKEN:
+		return;
+	case FRAME_FORWARD:
+		if (c->n_fn == 0) {
+			/* nothing held before it: leaving now keeps the order */
+			forward_fast(w, out, out_side, m);
+			return;
+		}
+		server = -1;
+		break;
+	case FRAME_FUNCTIONS:
+	default:
+		c->n_fn++;
+		if (icrc_ahead(w, server, s->p[k].opcode, to_server)) {
+			s->vframe[c->n_verify] = rte_pktmbuf_mtod(m, uint8_t *);
+			s->vpkt[c->n_verify] = &s->p[k];
+			s->vheld[c->n_verify] = k;
+			c->n_verify++;
+		}
+		break;
+	}
+	s->h[k] = (struct held){ .m = m, .server = (int16_t)server,
+				 .out_side = (uint8_t)out_side, .to_server = to_server };
+	c->n = (uint16_t)(k + 1);
+}
+
+/* Passes 2 and 3: verify the held frames' ICRCs together, then forward
+ * the held frames and run the functions, in arrival order. */
+static void
+stage_run(struct sword_worker *w, struct stage *s, struct stage_count c,
+	  struct sword_tx_batch *out, uint64_t *now)
+{
+	uint16_t k;
+
+	if (c.n == 0)
+		return;
+	if (c.n_verify > 0) {
+		roce_icrc_verify_burst(s->vframe, s->vpkt, c.n_verify, s->vok);
+		for (k = 0; k < c.n_verify; k++)
+			s->h[s->vheld[k]].icrc_ok = s->vok[k];
+	}
+	if (*now == 0)
+		*now = rte_rdtsc();
+	for (k = 0; k < c.n; k++) {
+		const struct held *h = &s->h[k];
+		const enum sword_side side = (enum sword_side)h->out_side;
+
+		if (h->server < 0)
+			forward_fast(w, out, side, h->m);
+		else
+			run_functions(w, h->m, &s->p[k], h->server, h->to_server, side, out,
+				      *now, h->icrc_ok);
+	}
 }
 
 static inline enum sword_side
@@ -420,15 +602,17 @@ out_side_of_port(const struct sword_worker *w, uint16_t port)
 		? SWORD_SIDE_SERVER : SWORD_SIDE_CLIENT;
 }
 
-uint16_t
-sword_worker_process(struct sword_worker *w, uint16_t in_port,
-		     struct rte_mbuf **pkts, uint16_t n, struct sword_tx_batch *out)
+/*
+ * Every frame of pkts[0..n) through process_one (s == NULL) or stage_one
+ * (pass 1).  Inlined with s a constant NULL or not, so each path gets its
+ * own loop.
+ */
+static __rte_always_inline void
+classify_all(struct sword_worker *w, uint16_t in_port, struct rte_mbuf **pkts,
+	     uint16_t n, struct sword_tx_batch *out, struct burst_tally *t,
+	     uint64_t *now, struct stage *s, struct stage_count *c)
 {
-	struct sword_worker_stats *st = &w->stats;
 	const bool managed_any = w->shards->n_servers > 0;
-	const unsigned int before = out->n[SWORD_SIDE_CLIENT] + out->n[SWORD_SIDE_SERVER];
-	struct burst_tally t = { 0 };
-	uint64_t now = 0;
 	uint16_t i;
 
 	/* l3fwd's pattern: headers of the first frames now, then each loop
@@ -440,21 +624,66 @@ sword_worker_process(struct sword_worker *w, uint16_t in_port,
 
 		for (i = 0; i + PREFETCH_AHEAD < n; i++) {
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_AHEAD], void *));
-			process_one(w, pkts[i], in_port, out_side, managed_any, out, &t, &now);
+			if (s == NULL)
+				process_one(w, pkts[i], in_port, out_side, managed_any, out,
+					    t, now);
+			else
+				stage_one(w, s, c, pkts[i], in_port, out_side, managed_any, out, t);
 		}
-		for (; i < n; i++)
-			process_one(w, pkts[i], in_port, out_side, managed_any, out, &t, &now);
-	} else {
-		/* hand-off ring: frames of both ports, routed by ->port */
-		for (i = 0; i < n; i++) {
-			struct rte_mbuf *m = pkts[i];
-
-			if (i + PREFETCH_AHEAD < n)
-				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_AHEAD], void *));
-			process_one(w, m, m->port, out_side_of_port(w, m->port), managed_any,
-				    out, &t, &now);
+		for (; i < n; i++) {
+			if (s == NULL)
+				process_one(w, pkts[i], in_port, out_side, managed_any, out,
+					    t, now);
+			else
+				stage_one(w, s, c, pkts[i], in_port, out_side, managed_any, out, t);
 		}
+		return;
 	}
+	/* hand-off ring: frames of both ports, routed by ->port */
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const enum sword_side out_side = out_side_of_port(w, m->port);
+
+		if (i + PREFETCH_AHEAD < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + PREFETCH_AHEAD], void *));
+		if (s == NULL)
+			process_one(w, m, m->port, out_side, managed_any, out, t, now);
+		else
+			stage_one(w, s, c, m, m->port, out_side, managed_any, out, t);
+	}
+}
+
+/* The staged path, SWORD_MAX_BURST frames (one stage) at a time. */
+static void
+process_staged(struct sword_worker *w, uint16_t in_port, struct rte_mbuf **pkts,
+	       uint16_t n, struct sword_tx_batch *out, struct burst_tally *t,
+	       uint64_t *now)
+{
+	struct stage s;
+	uint16_t done, chunk;
+
+	for (done = 0; done < n; done = (uint16_t)(done + chunk)) {
+		chunk = (uint16_t)RTE_MIN(n - done, SWORD_MAX_BURST);
+		struct stage_count c = { 0, 0, 0 };
+
+		classify_all(w, in_port, pkts + done, chunk, out, t, now, &s, &c);
+		stage_run(w, &s, c, out, now);
+	}
+}
+
+uint16_t
+sword_worker_process(struct sword_worker *w, uint16_t in_port,
+		     struct rte_mbuf **pkts, uint16_t n, struct sword_tx_batch *out)
+{
+	struct sword_worker_stats *st = &w->stats;
+	const unsigned int before = out->n[SWORD_SIDE_CLIENT] + out->n[SWORD_SIDE_SERVER];
+	struct burst_tally t = { 0 };
+	uint64_t now = 0;
+
+	if (w->icrc_ahead_any && !w->one_at_a_time)
+		process_staged(w, in_port, pkts, n, out, &t, &now);
+	else
+		classify_all(w, in_port, pkts, n, out, &t, &now, NULL, NULL);
 	st->non_roce += t.non_roce;
 	st->malformed += t.malformed;
 	st->unmanaged += t.unmanaged;

@@ -137,6 +137,21 @@ struct sword_fn_ops {
 	 * changed them.  Called on the worker's own lcore between bursts, so
 	 * it may write the state the hot path reads without any locking. */
 	void (*reconfigure)(void *state, const struct sword_config *cfg);
+	/* Optional: does the function check the ICRC of a frame of the
+	 * managed server server_ip4 (network order) with this opcode going
+	 * this way (to_server: requests) whenever ctx->icrc_ok is false, and
+	 * skip that check when it is true?  Asked for every server, opcode
+	 * and direction when the function is attached.  Such frames are
+	 * verified by the worker a burst at a time (roce_icrc_verify_burst,
+	 * cheaper per frame than one by one) before any function runs, and
+	 * reach the chain with the verdict in ctx->icrc_ok.  Answer yes only
+	 * for frames the function nearly always checks: a frame verified
+	 * ahead and never looked at is pure cost.  (The worker keeps the
+	 * servers and the opcodes as two sets, so with several functions
+	 * answering differently it may verify a few such frames; never a
+	 * correctness matter.) */
+	bool (*checks_icrc)(const void *state, uint32_t server_ip4, uint8_t opcode,
+			    bool to_server);
 	/* Counters the function increments as ctx->counters[i]; reported as
 	 * fn_<counter_names[i]> in /sword/stats and --stats-json. */
 	unsigned int n_counters;
@@ -225,6 +240,18 @@ struct sword_worker {
 	uint32_t fn_sample_tick;               /* managed frames, for latency samples */
 	struct rc_table *rc;                   /* connections (lib/rc), shared by the
 						* functions; sword_worker_rc() */
+	/* What a burst verifies ahead (checks_icrc): frames of a server in
+	 * icrc_ahead_servers (bit = server index) with an opcode whose
+	 * icrc_ahead[direction][opcode] is 1 ([1] requests, [0] responses;
+	 * bytes, not bits: one load on the hot path). */
+	uint8_t icrc_ahead[2][256];
+	uint64_t icrc_ahead_servers;
+	bool icrc_ahead_any;
+	/* The reference path: every frame classified and run through the
+	 * functions alone, each function checking its own ICRC, as before
+	 * bursts were staged.  sword_worker_init sets it from [cores]
+	 * staged_bursts (off: true); tests and benchmarks set it after. */
+	bool one_at_a_time;
 } __rte_cache_aligned;
 
 /* The worker's connection table, created on first use from cfg ([tables]
@@ -266,7 +293,11 @@ sword_worker_slot_of_side(const struct sword_worker *w, enum sword_side side)
 
 /*
  * Process a burst of n frames received on in_port (SWORD_PORT_FROM_MBUF: use
- * each mbuf's ->port).  Every mbuf ends up in exactly one place: appended
+ * each mbuf's ->port).  Staged ([cores] staged_bursts, sword_worker.c top
+ * comment): all frames are classified first, then the ICRCs the functions
+ * would check are verified together, then the functions run in arrival
+ * order; what leaves, in which order, and every counter are the same as
+ * one_at_a_time's.  Every mbuf ends up in exactly one place: appended
  * to out->pkts[side] (transmit), out->handoff[worker] (belongs to another
  * worker's server), freed (dropped, counted), or kept by a function.
  * out is NOT reset first (callers may accumulate).  Does not count rx
