@@ -211,6 +211,8 @@ void rmp_wait(struct remap *r, struct rmp_lane *l, const struct rc_conn *c,
 bool rmp_turn(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, uint64_t now);
 /* c placed a request: its reservation or its place at the head ends. */
 void rmp_served(struct remap *r, struct rmp_lane *l, const struct rc_conn *c);
+/* Is the client (IP, QPN) the head of l's queue? */
+bool rmp_head_is(struct remap *r, struct rmp_lane *l, uint32_t cl_ip, uint32_t cl_qpn);
 /* Ask the head of l's queue to resend if its request fits now. */
 void rmp_wake(struct remap *r, struct rmp_lane *l, uint64_t now, struct remap_emit *emit,
 	      uint32_t emit_cap, uint32_t *n_emit);

@@ -637,7 +637,20 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	x.n_emit = n_emit;
 	x.n_acc = 0;
 	v = resp_lane(&x);
-	/* answers in, room freed: the first waiting client may be asked */
+	/* answers in, room freed: the first waiting client may be asked.
+	 * Emitted frames leave before this one: if it is that client's
+	 * answer, it must go first (a NAK acknowledges all before it), as an
+	 * emitted copy, or the asking waits for the next event. */
+	if (l->wait_n && v == REMAP_MODIFIED &&
+	    rmp_head_is(r, l, p->dst_ip4, p->qpn)) {
+		if (*len > REMAP_EMIT_BUF || *n_emit >= emit_cap)
+			return v;
+		memcpy(emit[*n_emit].buf, f, *len);
+		emit[*n_emit].len = *len;
+		emit[*n_emit].to_server = false;
+		(*n_emit)++;
+		v = REMAP_DROP;
+	}
 	rmp_wake(r, l, now, emit, emit_cap, n_emit);
 	return v;
 }

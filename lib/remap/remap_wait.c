@@ -119,6 +119,14 @@ rmp_served(struct remap *r, struct rmp_lane *l, const struct rc_conn *c)
 		pop(r, l, h);
 }
 
+bool
+rmp_head_is(struct remap *r, struct rmp_lane *l, uint32_t cl_ip, uint32_t cl_qpn)
+{
+	struct rc_conn *c;
+
+	return head(r, l, &c) != NULL && c->cl_ip == cl_ip && c->cl_qpn == cl_qpn;
+}
+
 void
 rmp_wake(struct remap *r, struct rmp_lane *l, uint64_t now, struct remap_emit *emit,
 	 uint32_t emit_cap, uint32_t *n_emit)

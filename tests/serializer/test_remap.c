@@ -283,6 +283,25 @@ START_TEST(t_responder_resources)
 }
 END_TEST
 
+/* Pipelined atomics of 4 clients beyond the lane's responder resources,
+ * and clients without a retransmit timer (rxe, timeout 0): refused ones
+ * must be asked back (remap_wait.c), or they wait forever. */
+START_TEST(t_rd_turns)
+{
+	struct sim s;
+	struct sim_opts o = { .lanes = 1, .responder_resources = 2 };
+
+	ck_assert_int_eq(sim_init_ex(&s, 4, false, false, "remap-rdturns", &o), 0);
+	sim_batch_start(&s, 12, lock_va(20));
+	ck_assert_msg(sim_run(&s, 4000000, 1) && s.timeouts == 0,
+		      "stuck without client timers (steps %llu timeouts %llu)",
+		      (unsigned long long)s.steps, (unsigned long long)s.timeouts);
+	dump(__func__, &s);
+	ck_assert_uint_gt(R(&s)->resends_nakked, 0);
+	finish(&s);
+}
+END_TEST
+
 /*
  * A restart loses the lanes.  The lane's owner then reaches its own server
  * QP with its own PSNs, which that QP (the lane) has long passed: a WRITE
@@ -415,6 +434,7 @@ remap_suite(void)
 	tcase_add_loop_test(tc, t_rnr, 0, 2);
 	tcase_add_test(tc, t_open_message);
 	tcase_add_test(tc, t_responder_resources);
+	tcase_add_test(tc, t_rd_turns);
 	tcase_add_loop_test(tc, t_restart, 0, 2);
 	tcase_add_loop_test(tc, t_random, 0, 6);
 	suite_add_tcase(s, tc);
