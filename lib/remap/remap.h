@@ -123,7 +123,7 @@ struct remap_emit {
 	X(two_sided_dropped) /* SEND/WRITE-with-immediate of a bound connection: refused */ \
 	X(waited)            /* clients queued after a refusal (remap_wait.c) */  \
 	X(turn_waited)       /* requests refused: another client's turn */    \
-	X(resends_nakked)    /* sequence NAKs asking a queued client to resend */ \
+	X(resends_nakked)    /* RNR NAKs asking a queued client to resend */ \
 	X(resv_expired)      /* an asked client did not come back in time */  \
 	X(recovery_held)     /* request beyond a recovering lane's resend point */ \
 	X(ring_full)         /* lane stub ring full of unanswered PSNs */     \

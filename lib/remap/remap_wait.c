@@ -9,12 +9,13 @@
  * (rxe with timeout 0, perftest -u 0) waits for a NAK forever, and one
  * that does retry can be refused forever while others take every free
  * place.  So refused clients queue per lane, first come first served;
- * the head gets a sequence NAK at the PSN the lane waits for from it once
+ * the head gets an RNR NAK at the PSN the lane waits for from it once
  * its request fits and every answer before it is in (a NAK acknowledges
  * everything before it), and the lane is held for it until it comes
- * (resend_timeout_tsc).  One NAK per turn: rxe ignores another NAK while
- * it is retrying, so a NAK whose resend would be refused again would
- * leave it stuck.
+ * (resend_timeout_tsc).  One NAK per turn, sent only when the resend
+ * will be taken: rxe ignores a sequence NAK while a retry it started has
+ * not completed a SEND/WRITE, so sequence NAKs left atomic-only clients
+ * stuck; RNR NAKs are retried on their own timer.
  */
 #include "remap_internal.h"
 
@@ -145,8 +146,11 @@ rmp_wake(struct remap *r, struct rmp_lane *l, uint64_t now, struct remap_emit *e
 	    (l->msg_open && !is(r, c, l->msg_conn, l->msg_inc)) ||
 	    rmp_lane_fit(r, l, h->wait_kind, 1) != RMP_FITS)
 		return;
-	if (rmp_build_aeth(r, l, c, h, h->next,
-			   roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_PSN_SEQ_ERR),
+	/* an RNR NAK with the shortest timer (0.01 ms): "resend from here",
+	 * like a sequence NAK, but rxe's requester takes every one (its
+	 * sequence-NAK retries are ignored while one is started, and an
+	 * atomic-only QP never resets that; rnr_retry 7 is unlimited) */
+	if (rmp_build_aeth(r, l, c, h, h->next, roce_syndrome_make(ROCE_AETH_RNR_NAK, 1),
 			   h->msn, NULL, &emit[*n_emit]) != 0)
 		return;
 	(*n_emit)++;

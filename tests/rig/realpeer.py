@@ -419,11 +419,12 @@ def check_case(rig, case, log, rerun=False):
             if v == 0:
                 continue
             if case.remap == "on" and ((g == "client" and k in ("completer_retry_err",
-                                                                "rcvd_seq_err")) or
+                                                                "rcvd_seq_err",
+                                                                "rcvd_rnr_err")) or
                                        (g == "server" and k == "duplicate_request")):
                 # remapping asks a client it had to refuse to resend with
-                # a sequence NAK (lib/remap/remap_wait.c): judged below
-                # against the NAKs swordd sent
+                # an RNR NAK (lib/remap/remap_wait.c), a lane's loss with
+                # sequence NAKs: judged below against the NAKs swordd sent
                 nak_retries[k] = v
                 continue
             if k == "completer_retry_err" and " -R" in " " + case.args \
