@@ -483,6 +483,7 @@ ser_word_fold_answer(struct ser *s, uint32_t wi, uint16_t gen, uint64_t after,
 	w->shadow = w->committed = base + w->fold_sum;
 	w->fold_base = base;
 	w->flags |= WF_FOLDED;
+	s->c.learned++;
 	s->c.fold_learned++;
 }
 

@@ -113,7 +113,7 @@ struct ser_counters {
 	uint64_t failed_local;      /* decided as failure → zero-length WRITE */
 	uint64_t faa_local;         /* FAA decided → WRITE(old+add) */
 	uint64_t lane_ordered;      /* decisions in a remapping lane's domain (ser_word.c) */
-	uint64_t fold_learned;      /* words learned from one answer of a one-domain FAA run */
+	uint64_t fold_learned;      /* of learned: from one answer of a one-domain FAA run */
 	uint64_t fold_mismatch;     /* a later answer of that run disagreed: relearned */
 	uint64_t gated_failed;      /* failed because another connection's write is un-ACKed */
 	uint64_t gated_real;        /* gate bound reached: passed as real atomic */
