@@ -644,7 +644,9 @@ check_words(void)
 			if ((st->flags & SF_PENDING) &&
 			    st->pend_gen == s->words[st->word].pend_gen) {
 				pend[st->word]++;
-				REF_ASSERT(s->words[st->word].pend_conn == sc->inc,
+				/* no remapping here: every request is its own
+				 * connection's ordering domain */
+				REF_ASSERT(s->words[st->word].pend_owner == sc->inc,
 					   "a pending write of a connection that does "
 					   "not own the word's pending writes", NULL, 0);
 			}
