@@ -76,6 +76,24 @@ rmp_stub_client(struct remap *r, const struct rmp_stub *s, struct rmp_conn **rcn
 	return c;
 }
 
+int
+rmp_managed(struct remap *r, uint8_t *f, const struct roce_pkt *p, bool request,
+	    uint64_t now)
+{
+	int server;
+
+	if (p->ip_version != 4)
+		return -1;
+	if (!(p->oi->flags & ROCE_F_RC)) {
+		rmp_keep_cm(r, f, p, now);
+		return -1;
+	}
+	server = rmp_server_of(r, request ? p->dst_ip4 : p->src_ip4);
+	if (server < 0 || !(p->oi->flags & (request ? ROCE_F_REQUEST : ROCE_F_RESPONSE)))
+		return -1;
+	return server;
+}
+
 void
 rmp_lane_close(struct remap *r, struct rmp_lane *l)
 {

@@ -178,6 +178,10 @@ rmp_two_sided(const struct roce_pkt *p)
 
 /* remap_core.c */
 int rmp_server_of(const struct remap *r, uint32_t ip4);
+/* The managed server a request (to it) or response (from it) of an RC
+ * connection belongs to, else -1 (passed; RDMA CM is learned from here). */
+int rmp_managed(struct remap *r, uint8_t *f, const struct roce_pkt *p, bool request,
+		uint64_t now);
 struct rmp_conn *rmp_conn_of(struct remap *r, const struct rc_conn *c);
 bool rmp_bind(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
 	      const uint8_t *f, const struct roce_pkt *p, uint64_t now);

@@ -595,14 +595,7 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	(void)len;
 	(void)cap;
 	*n_emit = 0;
-	if (p->ip_version != 4)
-		return REMAP_PASS;
-	if (!(p->oi->flags & ROCE_F_RC)) {
-		rmp_keep_cm(r, f, p, now);
-		return REMAP_PASS;
-	}
-	server = rmp_server_of(r, p->src_ip4);
-	if (server < 0 || !(p->oi->flags & ROCE_F_RESPONSE))
+	if ((server = rmp_managed(r, f, p, false, now)) < 0)
 		return REMAP_PASS;
 	sv = &r->servers[server];
 	r->c.resp_seen++;
