@@ -86,6 +86,8 @@ struct client {
 	struct qpw *q;
 	uint64_t *my_last;     /* per lock: highest counter this client wrote */
 	uint64_t *cs;          /* per lock: critical sections completed (clover: commits per key) */
+	uint64_t *cs_doubt;    /* per lock: critical sections whose QP failed with the record
+				* write and the release posted: the server may have run them */
 	uint64_t *hint;        /* clover: per key, the tail this client believes in */
 	uint64_t walks;
 	uint64_t ops, retries, violations, faa_total, ops_at_last_progress;
@@ -641,6 +643,9 @@ print_json(struct client *c, FILE *f, double secs, struct peer_link *link)
 	fprintf(f, "], \"cs_per_lock\": [");
 	for (uint32_t i = 0; c->o->workload != WL_CASBENCH && i < c->o->locks; i++)
 		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)c->cs[i]);
+	fprintf(f, "], \"cs_in_doubt_per_lock\": [");
+	for (uint32_t i = 0; c->o->workload != WL_CASBENCH && i < c->o->locks; i++)
+		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)c->cs_doubt[i]);
 	fprintf(f, "]}\n");
 }
 
@@ -681,8 +686,9 @@ rp_client(const struct rp_opts *o)
 	c.q = calloc(o->n_qps, sizeof(*c.q));
 	c.my_last = calloc(o->locks, sizeof(uint64_t));
 	c.cs = calloc(o->locks, sizeof(uint64_t));
+	c.cs_doubt = calloc(o->locks, sizeof(uint64_t));
 	c.hint = calloc(o->locks, sizeof(uint64_t));
-	if (!c.req || !c.q || !c.my_last || !c.cs || !c.hint) {
+	if (!c.req || !c.q || !c.my_last || !c.cs || !c.cs_doubt || !c.hint) {
 		fprintf(stderr, "roce-peer client: %s\n", c.req ? "out of memory" : err);
 		return 2;
 	}
@@ -761,6 +767,8 @@ rp_client(const struct rp_opts *o)
 				if (c.n_err < MAX_MSGS)
 					snprintf(c.err_msgs[c.n_err++], sizeof(c.err_msgs[0]),
 						 "qp %u: QP error: %s", q->g, why);
+				if (q->state == ST_REL)
+					c.cs_doubt[q->lock]++;
 				q->state = ST_DONE;
 			}
 			if (q->state == ST_WAIT) {
@@ -853,6 +861,7 @@ rp_client(const struct rp_opts *o)
 	free(c.q);
 	free(c.my_last);
 	free(c.cs);
+	free(c.cs_doubt);
 	free(c.hint);
 	peer_req_destroy(c.req);
 	peer_link_close(link);

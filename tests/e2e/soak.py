@@ -149,8 +149,9 @@ def body():
 
     recs = sjs["records"][:a.locks]
     cs = [sum(c["cs_per_lock"][i] for c in cjs) for i in range(a.locks)]
+    doubt = [sum(c["cs_in_doubt_per_lock"][i] for c in cjs) for i in range(a.locks)]
     lost = sum(max(0, cs[i] - recs[i][1]) for i in range(a.locks))
-    doubled = sum(max(0, recs[i][1] - cs[i]) for i in range(a.locks))
+    doubled = sum(max(0, recs[i][1] - cs[i] - doubt[i]) for i in range(a.locks))
     kdrops = {"port%d.%s" % (i, k): p.get(k, 0) for i, p in enumerate(st["ports"])
               for k in ("kernel_rx_dropped", "kernel_tx_dropped", "kernel_sock_drops",
                         "eth_imissed") if p.get(k)}
@@ -166,6 +167,7 @@ def body():
         "counters_equal_cs": all(recs[i][1] == cs[i] for i in range(a.locks)),
         "counters": [r[1] for r in recs],
         "critical_sections": cs,
+        "critical_sections_in_doubt": doubt,
         "locks_left_held": sum(1 for w in sjs["lock_words"][:a.locks] if w),
         "qp_errors": sum(c["qp_errors"] for c in cjs),
         "failed_acquires": sum(c["retries"] for c in cjs),

@@ -40,8 +40,11 @@ Asserts (safety): no client saw a violation (mutual exclusion, lost
 update); no frame with a bad ICRC anywhere; the server saw no malformed
 frame and sent no access/invalid NAK; in server memory every lock's
 counter equals the critical sections all clients completed (no lost or
-doubled write), and every lock word and record holder is 0 or the tag of
-one of the clients' QPs (nothing written there but a lock value).
+doubled write), plus at most one for each critical section in doubt (its
+QP failed with the record write and the release posted: the server may
+have run them without the client seeing the ACK), and every lock word and
+record holder is 0 or the tag of one of the clients' QPs (nothing written
+there but a lock value).
 
 Counted and reported, not asserted (what the clients saw): timeouts,
 retransmitted frames, QP errors (and which), locks left held at the end
@@ -183,9 +186,15 @@ def body():
     t.check_eq(sjs["naks_access"] + sjs["naks_invalid"], 0, "server access/invalid NAKs")
     t.check_eq(final.get("malformed", 0), 0, "swordd malformed (last instance)")
     for i in range(a.locks):
+        # A critical section whose QP failed after it posted the record write
+        # and the release is in doubt: the server may have run both (the
+        # client never saw the ACK), so the counter may be one ahead for it.
         cs = sum(c["cs_per_lock"][i] for c in cjs)
-        t.check_eq(recs[i][1], cs, "lock %d: counter in memory vs critical sections "
-                   "completed by all clients" % i)
+        doubt = sum(c["cs_in_doubt_per_lock"][i] for c in cjs)
+        t.check(cs <= recs[i][1] <= cs + doubt,
+                "lock %d: counter in memory %d vs critical sections completed by all "
+                "clients %d (+ %d in doubt: lost or doubled write)"
+                % (i, recs[i][1], cs, doubt))
     for i, w in leaked:
         t.check(w in tags, "lock %d word %#x is no QP's tag: memory corrupted" % (i, w))
     for i, h in held:
