@@ -5,8 +5,12 @@
  * time (the reference path, w->one_at_a_time) against staged bursts
  * (issue #13).  Not a test: prints ns per frame.
  *
- *   bench_worker [pairs-per-run] [runs] [ref|staged|both] [ICRC path]
+ *   bench_worker [pairs-per-run] [runs] [ref|staged|both|pass] [ICRC path]
  *
+ * pass: the same frames to and from a memory server swordd does not
+ * manage, one frame at a time: what the worker costs a frame it forwards
+ * untouched (classify, shard lookup, counters, TX batching), the part of
+ * swordd's pass-through that testpmd io does not do.
  * Each run sends bursts of 32 CAS requests (one word, CAS(v, v^1)
  * toggling it), then their 32 ACKs, through each worker in turn (both:
  * the two share the machine's load).  Only sword_worker_process is timed,
@@ -43,6 +47,7 @@
 #define CHUNK 32
 #define SRV_IP RTE_BE32(0xc6120001)
 #define CL_IP RTE_BE32(0xc6120010)
+#define UNMANAGED_IP RTE_BE32(0xc6120002)
 
 static struct rte_mempool *pool;
 static struct sword_config cfg;
@@ -159,7 +164,7 @@ run(struct bench *b, uint64_t pairs)
 }
 
 static void
-bench_init(struct bench *b, bool one_at_a_time, size_t max_chunks)
+bench_init(struct bench *b, bool one_at_a_time, size_t max_chunks, rte_be32_t srv_ip)
 {
 	uint8_t req[1][128], ack[1][128];
 	uint32_t req_len[1], ack_len[1];
@@ -169,8 +174,8 @@ bench_init(struct bench *b, bool one_at_a_time, size_t max_chunks)
 	b->w.one_at_a_time = one_at_a_time;
 	if (sword_worker_attach_fn(&b->w, &ser_fn_ops, SOCKET_ID_ANY) != 0)
 		abort();
-	b->up = (struct rm_addr){ .src_ip = CL_IP, .dst_ip = SRV_IP, .dest_qpn = 0x100 };
-	b->down = (struct rm_addr){ .src_ip = SRV_IP, .dst_ip = CL_IP, .dest_qpn = 0x200 };
+	b->up = (struct rm_addr){ .src_ip = CL_IP, .dst_ip = srv_ip, .dest_qpn = 0x100 };
+	b->down = (struct rm_addr){ .src_ip = srv_ip, .dst_ip = CL_IP, .dest_qpn = 0x200 };
 	b->psn = 1000;
 	b->chunk_ns = calloc(max_chunks, sizeof(double));
 	if (b->chunk_ns == NULL)
@@ -241,9 +246,11 @@ report(const char *name, struct bench *b, int runs, size_t per_run)
 	}
 	qsort(req, (size_t)runs, sizeof(double), cmp_d);
 	qsort(ack, (size_t)runs, sizeof(double), cmp_d);
-	printf("%-7s ICRC %s: CAS->WRITE %.1f ns, ACK->ATOMIC ACK %.1f ns per frame "
+	printf("%-7s ICRC %s: %s %.1f ns, %s %.1f ns per frame "
 	       "(median chunk of %d, median of %d runs; fastest %.1f / %.1f); granted %llu\n",
-	       name, roce_icrc_impl(), req[runs / 2], ack[runs / 2], CHUNK, runs, req[0],
+	       name, roce_icrc_impl(), b->w.fn[0].ops && strcmp(name, "pass-through") ?
+	       "CAS->WRITE" : "CAS", req[runs / 2], strcmp(name, "pass-through") ?
+	       "ACK->ATOMIC ACK" : "ACK", ack[runs / 2], CHUNK, runs, req[0],
 	       ack[0], (unsigned long long)granted(&b->w));
 	free(req);
 	free(ack);
@@ -258,7 +265,8 @@ main(int argc, char **argv)
 	uint64_t pairs = argc > 1 ? strtoull(argv[1], NULL, 0) : 200000;
 	int runs = argc > 2 ? atoi(argv[2]) : 5;
 	const char *mode = argc > 3 ? argv[3] : "both";
-	bool do_ref = strcmp(mode, "staged") != 0, do_staged = strcmp(mode, "ref") != 0;
+	bool pass = strcmp(mode, "pass") == 0;
+	bool do_ref = strcmp(mode, "staged") != 0, do_staged = !pass && strcmp(mode, "ref") != 0;
 	static struct bench ref, staged;
 	size_t per_run;
 
@@ -284,9 +292,9 @@ main(int argc, char **argv)
 		return 1;
 	config_load();
 	if (do_ref)
-		bench_init(&ref, true, per_run * (size_t)runs);
+		bench_init(&ref, true, per_run * (size_t)runs, pass ? UNMANAGED_IP : SRV_IP);
 	if (do_staged)
-		bench_init(&staged, false, per_run * (size_t)runs);
+		bench_init(&staged, false, per_run * (size_t)runs, SRV_IP);
 	for (int r = 0; r < runs; r++) {
 		if (do_ref)
 			run(&ref, pairs);
@@ -294,7 +302,7 @@ main(int argc, char **argv)
 			run(&staged, pairs);
 	}
 	if (do_ref)
-		report("one-at-a-time", &ref, runs, per_run);
+		report(pass ? "pass-through" : "one-at-a-time", &ref, runs, per_run);
 	if (do_staged)
 		report("staged", &staged, runs, per_run);
 	rte_eal_cleanup();
