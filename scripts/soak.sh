@@ -6,6 +6,7 @@
 #   scripts/soak.sh [--build DIR] [--short] [soak.py options...]
 #       --short         30,000 ops: the e2e suite's version (e2e-soak-short)
 #       --ops-total N   lock operations (default 1,000,000)
+#       --remap         connection remapping on too (--lanes N, default 1)
 #       --json FILE     the figures
 #
 # Needs root (network namespaces, taps) and a build (scripts/setup.sh).
@@ -18,7 +19,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$(realpath -m "$2"); shift ;;
 	--short) args+=(--ops-total 30000) ;;
-	-h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,14p' "$0"; exit 0 ;;
 	*) args+=("$1") ;;
 	esac
 	shift

@@ -5,7 +5,8 @@ Soak: a long lock workload through swordd with acceleration on, lossy
 links and Sherman's QPs, judged only at the end.  Not a test of speed.
 
   soak.py [--ops-total N] [--clients C] [--qps Q] [--locks L]
-          [--loss P] [--dup P] [--reorder P] [--initial-psn P] [--json FILE]
+          [--loss P] [--dup P] [--reorder P] [--initial-psn P]
+          [--remap [--lanes N]] [--json FILE]
 
 Defaults (scripts/soak.sh): 1,000,000 lock operations (critical sections)
 over 4 clients x 4 QPs (16 QPs, one client IP), 4 lock words, every QP
@@ -13,6 +14,14 @@ starting at PSN 3185 as Sherman's do, 1% loss, 1% duplication and 1%
 reordering on every frame each endpoint sends, swordd two-port on net_tap
 with [features] atomic_replacement = on.  The e2e suite runs a short one
 (tests/e2e/meson.build, e2e-soak-short).
+
+--remap: connection remapping on too ([remap] lanes = --lanes, default 1):
+the QPs lib/rc pairs ride the lane(s), so one frame lost between swordd
+and the server stalls every client on that lane until its own
+retransmission (lib/remap/README.md, "Loss on a lane").  Same judge, plus:
+connections were bound and requests stitched (remapping was exercised, not
+just configured), and the remap counters are reported (e2e-soak-remap-short
+in the suite, scripts/soak.sh --remap for the long one).
 
 Reports: operations, violations (the clients' checkers), lost writes (a
 lock's counter in server memory below the critical sections completed on
@@ -54,6 +63,14 @@ SWORDD_KEYS = ("rx", "tx", "managed_rx", "rewritten", "malformed", "fn_atomic_re
                "fn_atomic_pair_ambiguous", "fn_atomic_acks_synthesized",
                "fn_atomic_replay_zeroed", "fn_atomic_replay_redecided",
                "fn_atomic_resp_mismatch", "fn_atomic_stub_ring_full")
+REMAP_KEYS = ("fn_remap_bound", "fn_remap_lanes_opened", "fn_remap_stitched",
+              "fn_remap_retransmitted", "fn_remap_retrans_expired", "fn_remap_atomic_replayed",
+              "fn_remap_gap_dropped", "fn_remap_rd_limit_dropped", "fn_remap_waited",
+              "fn_remap_resends_nakked", "fn_remap_recovery_held", "fn_remap_resends_asked",
+              "fn_remap_holes_filled", "fn_remap_reacked", "fn_remap_acks_expanded",
+              "fn_remap_naks_seq", "fn_remap_naks_rnr", "fn_remap_naks_fatal",
+              "fn_remap_unbound_direct", "fn_remap_before_binding", "fn_remap_emit_full",
+              "fn_atomic_lane_ordered", "fn_atomic_fold_learned")
 
 
 def log_samples(samples):
@@ -93,14 +110,18 @@ def body():
                     help="per WQE, x --rto-us 10 ms: the clients' retry budget")
     ap.add_argument("--sample-s", type=float, default=5.0,
                     help="swordd counters and the host's load sampled this often")
+    ap.add_argument("--remap", action="store_true", help="connection remapping on too")
+    ap.add_argument("--lanes", type=int, default=1)
     ap.add_argument("--json", help="write the figures here")
     a, _ = ap.parse_known_args()
+    keys = SWORDD_KEYS + (REMAP_KEYS if a.remap else ())
     n_qps = a.clients * a.qps
     per_qp = -(-a.ops_total // n_qps)
     faults = {"loss": a.loss, "dup": a.dup, "reorder": a.reorder, "reorder_us": 300}
 
-    t.log("soak: %d lock ops (%d QPs x %d), %d locks, initial PSN %s, faults %s, accel on"
-          % (per_qp * n_qps, n_qps, per_qp, a.locks, a.initial_psn, faults))
+    t.log("soak: %d lock ops (%d QPs x %d), %d locks, initial PSN %s, faults %s, accel on%s"
+          % (per_qp * n_qps, n_qps, per_qp, a.locks, a.initial_psn, faults,
+             ", remapping onto %d lane(s)" % a.lanes if a.remap else ""))
     t0 = time.monotonic()
     tap_drops = {}
     samples = []
@@ -123,7 +144,7 @@ def body():
             while time.monotonic() < end and any(p.p.poll() is None for p in procs):
                 time.sleep(0.2)
 
-    topo = e2e.Topology("swordd", accel=True, pcap=False)
+    topo = e2e.Topology("swordd", accel=True, pcap=False, remap=a.remap, lanes=a.lanes)
     try:
         sjs, cjs, rcs = e2e.run(topo, workload="sherman-lock", clients=a.clients, qps=a.qps,
                                 ops=per_qp, locks=a.locks, faults=faults,
@@ -132,7 +153,7 @@ def body():
                                 max_retries=a.max_retries, during=watch)
     except t.TestFailure:
         st = topo.stop_swordd()
-        t.log("swordd: %s" % {k: st.get(k) for k in SWORDD_KEYS})
+        t.log("swordd: %s" % {k: st.get(k) for k in keys})
         log_samples(samples)
         raise
     # the taps' own drop counters (net_tap's interfaces live in the
@@ -180,7 +201,7 @@ def body():
         "server": {k: sjs.get(k) for k in ("rx_frames", "writes", "reads", "atomics",
                                            "dup_writes", "dup_reads", "dup_atomics",
                                            "dup_unknown", "naks_seq")},
-        "swordd": {k: st.get(k, 0) for k in SWORDD_KEYS},
+        "swordd": {k: st.get(k, 0) for k in keys},
         "kernel_drops": kdrops,
         "samples": samples,
     }
@@ -203,6 +224,11 @@ def body():
     # same-PSN QPs may stay unpaired for a while: rewrites are reported,
     # not required (e2e.check_swordd_counters, tests/e2e/meson.build)
     e2e.check_swordd_counters(st, sjs, cjs, True, accel_on=True, require_rewrites=False)
+    if a.remap:
+        t.check(st.get("fn_remap_bound", 0) > 0 and st.get("fn_remap_stitched", 0) > 0,
+                "remapping on but nothing was bound or stitched (bound %d, stitched %d)"
+                % (st.get("fn_remap_bound", 0), st.get("fn_remap_stitched", 0)))
+        t.check_eq(st.get("fn_remap_naks_fatal", 0), 0, "fatal NAKs on a lane")
 
 
 if __name__ == "__main__":
