@@ -120,6 +120,8 @@ struct rmp_conn {
 	 * another's message open, or it is missing): it waits in the lane's
 	 * queue (wait_kind: what it asked for) to be asked to resend */
 	uint8_t waiting, wait_kind;
+	uint8_t queued;       /* entries of it in the lane's queue (stale ones
+				 * are skipped: waiting is what counts) */
 	uint32_t bind_psn;    /* first client PSN on the lane */
 	uint32_t next;        /* next client PSN expected on the lane */
 	uint32_t acked;       /* client PSNs before this are answered to it */
@@ -210,10 +212,18 @@ void rmp_release(struct rmp_lane *l, struct rmp_stub *st);
 /* remap_wait.c: refused clients wait their turn (struct rmp_lane.wait) */
 void rmp_wait(struct remap *r, struct rmp_lane *l, const struct rc_conn *c,
 	      struct rmp_conn *rcn, uint8_t kind);
-/* May c place a request of this kind on l now (reservation, queue,
- * another's open message)? */
-bool rmp_turn(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, uint64_t now);
-/* c placed a request: its reservation or its place at the head ends. */
+/* May c place a request of this kind and span on l now (another's open
+ * message, room kept for the client the lane is held for or that heads
+ * its queue)?  opens: a first packet that does not end its message.
+ * rmp_turn_allows only asks (rmp_order_domain, which has no clock: yes
+ * only if yes whether a reservation has expired or not); rmp_turn
+ * decides and counts. */
+bool rmp_turn_allows(struct remap *r, struct rmp_lane *l, const struct rc_conn *c,
+		     uint8_t kind, uint32_t span, bool opens);
+bool rmp_turn(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, uint8_t kind,
+	      uint32_t span, bool opens, uint64_t now);
+/* c placed a request: its reservation, its wait and its place at the
+ * head end. */
 void rmp_served(struct remap *r, struct rmp_lane *l, const struct rc_conn *c);
 /* Is the client (IP, QPN) the head of l's queue? */
 bool rmp_head_is(struct remap *r, struct rmp_lane *l, uint32_t cl_ip, uint32_t cl_qpn);

@@ -137,10 +137,10 @@ rmp_order_domain(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic)
 	    rcn->next != psn || roce_psn_diff(psn, rcn->bind_psn) < 0)
 		return 0;
 	l = &r->lanes[rcn->lane];
-	/* nobody waiting or holding the lane (rmp_turn), nothing open */
-	if (!l->open || l->wait_n || l->resv_set || l->recovering ||
-	    (l->msg_open && !(l->msg_conn == rc_index(r->rc, c) &&
-			      l->msg_inc == c->incarnation)) ||
+	/* its turn (rmp_turn: another's open message, room kept for a
+	 * waiting or reserved client), and room */
+	if (!l->open || l->recovering ||
+	    !rmp_turn_allows(r, l, c, atomic ? RK_ATOMIC : RK_ACKABLE, 1, false) ||
 	    rmp_lane_fit(r, l, atomic ? RK_ATOMIC : RK_ACKABLE, 1) != RMP_FITS)
 		return 0;
 	return l->dom;
@@ -200,7 +200,7 @@ req_fresh(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_con
 	const uint32_t cpsn = p->psn;
 	uint32_t lpsn, cmsn;
 
-	if (!rmp_turn(r, l, c, now) || !lane_room(r, l, kind, span))
+	if (!rmp_turn(r, l, c, kind, span, !ends, now) || !lane_room(r, l, kind, span))
 		return REMAP_DROP;
 	rmp_served(r, l, c);
 	cmsn = ends ? roce_psn_add(rcn->msn, 1) : rcn->msn;

@@ -247,6 +247,39 @@ START_TEST(t_open_message)
 }
 END_TEST
 
+/* A client waiting its turn (here: a gap, its request lost before swordd)
+ * keeps room for itself, not the lane: the others' requests that leave
+ * that room still go on (stopping them made a convoy: each then waited
+ * for a refusal and an RNR NAK round trip, for as long as load lasted);
+ * one that would open a multi-packet message waits, or a long message
+ * could keep the waiting client out. */
+START_TEST(t_wait_keeps_room)
+{
+	struct sim s;
+	uint32_t a, b, c;
+
+	init(&s, 3, false, false, 1, NULL);
+	sim_sherman_start(&s, 3, lock_va(6));
+	ck_assert(sim_run(&s, 2000000, 200));
+	ck_assert_uint_eq(R(&s)->bound, 3);
+	a = s.cl[0].next_psn;
+	b = s.cl[1].next_psn;
+	c = s.cl[2].next_psn;
+	ck_assert_int_eq(remap_write(&s, 0, ROCE_RC_WRITE_ONLY, a + 1), REMAP_DROP);
+	ck_assert_uint_eq(R(&s)->gap_dropped, 1);
+	ck_assert_uint_eq(R(&s)->waited, 1);
+	ck_assert_int_eq(remap_write(&s, 1, ROCE_RC_WRITE_ONLY, b), REMAP_MODIFIED);
+	ck_assert_int_eq(remap_write(&s, 2, ROCE_RC_WRITE_ONLY, c), REMAP_MODIFIED);
+	ck_assert_int_eq(remap_write(&s, 1, ROCE_RC_WRITE_ONLY, b + 1), REMAP_MODIFIED);
+	ck_assert_uint_eq(R(&s)->turn_waited, 0);
+	ck_assert_int_eq(remap_write(&s, 2, ROCE_RC_WRITE_FIRST, c + 1), REMAP_DROP);
+	ck_assert_uint_eq(R(&s)->turn_waited, 1);
+	/* the waiting client's own request still goes */
+	ck_assert_int_eq(remap_write(&s, 0, ROCE_RC_WRITE_ONLY, a), REMAP_MODIFIED);
+	sim_free(&s);
+}
+END_TEST
+
 /* The responder refuses every 7th request with an RNR NAK: the lane
  * recovers (the NAKed client resends, the others are asked in turn). */
 START_TEST(t_rnr)
@@ -433,6 +466,7 @@ remap_suite(void)
 	tcase_add_loop_test(tc, t_faa, 0, 2);
 	tcase_add_loop_test(tc, t_rnr, 0, 2);
 	tcase_add_test(tc, t_open_message);
+	tcase_add_test(tc, t_wait_keeps_room);
 	tcase_add_test(tc, t_responder_resources);
 	tcase_add_test(tc, t_rd_turns);
 	tcase_add_loop_test(tc, t_restart, 0, 2);
