@@ -309,8 +309,13 @@ path_start() {
 		nsx ip link set tapB master br0
 		;;
 	swordd)
-		local bin
+		local bin holdoff=()
 		bin=$(swordd_bin)
+		# swordd starts before the case's traffic, so no answer it sees can
+		# be to a request it missed (as in e2e): with remapping, no learn
+		# hold-off either, or QPs that finish within its 1 s are never
+		# paired by evidence, hence never bound
+		[ "$remap" = on ] && holdoff=(--set atomic.learn_holdoff_ms=0)
 		write_swordd_conf
 		mkdir -p "$RUN/stats" "$RUN/logs"
 		rm -f "$RUN/stats/$label.json"
@@ -327,7 +332,7 @@ path_start() {
 			--vdev net_af_packet0,iface=tapA --vdev net_af_packet1,iface=tapB \
 			-- --mode two-port -c "$RUN/swordd.conf" \
 			--set "features.atomic_replacement=$accel" \
-			--set "features.remapping=$remap" --set remap.start_holdoff_ms=0 \
+			--set "features.remapping=$remap" --set remap.start_holdoff_ms=0 "${holdoff[@]}" \
 			--stats-json "$RUN/stats/$label.json" "${pcap_args[@]}" ${RIG_SWORDD_ARGS:-} \
 			> "$RUN/logs/swordd-$label.log" 2>&1 &
 		echo $! > "$RUN/swordd.pid"
