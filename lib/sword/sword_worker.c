@@ -232,13 +232,34 @@ call_fn(struct sword_worker *w, unsigned int k, struct sword_fn_ctx *ctx, bool t
 	return v;
 }
 
+static int emit_from(struct sword_worker *w, const struct sword_fn_ctx *ctx,
+		     struct rte_mbuf *m, bool to_server, unsigned int stage);
+static bool run_chain_once(struct sword_worker *w, struct sword_fn_ctx *ctx,
+			   unsigned int from, bool timed);
+
 /*
  * The functions from position `from` of the frame's direction on, then the
- * frame leaves (unless one took or dropped it).  Returns false if the
- * frame did not leave.
+ * frame leaves (unless one took or dropped it), then the frame a function
+ * asked to follow it (sword_fn_emit_after).  Returns false if the frame
+ * did not leave.
  */
 static bool
 run_chain(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int from, bool timed)
+{
+	bool left = run_chain_once(w, ctx, from, timed);
+
+	if (unlikely(ctx->after != NULL)) {
+		struct rte_mbuf *a = ctx->after;
+
+		ctx->after = NULL;
+		emit_from(w, ctx, a, ctx->after_to_server, ctx->after_stage);
+	}
+	return left;
+}
+
+static bool
+run_chain_once(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int from,
+	       bool timed)
 {
 	const int server = ctx->server;
 	bool modified = false;
@@ -294,6 +315,29 @@ int
 sword_fn_emit(struct sword_worker *w, const struct sword_fn_ctx *ctx,
 	      struct rte_mbuf *m, bool to_server)
 {
+	return emit_from(w, ctx, m, to_server, ctx->stage);
+}
+
+int
+sword_fn_emit_after(struct sword_worker *w, struct sword_fn_ctx *ctx,
+		    struct rte_mbuf *m, bool to_server)
+{
+	if (ctx->after != NULL) {
+		w->stats.filtered++;
+		rte_pktmbuf_free(m);
+		return -1;
+	}
+	ctx->after = m;
+	ctx->after_to_server = to_server;
+	ctx->after_stage = ctx->stage;
+	return 0;
+}
+
+/* A created frame enters the chain after the function at stage. */
+static int
+emit_from(struct sword_worker *w, const struct sword_fn_ctx *ctx,
+	  struct rte_mbuf *m, bool to_server, unsigned int stage)
+{
 	struct roce_pkt p;
 	struct sword_fn_ctx e = {
 		.m = m, .p = &p, .frame = rte_pktmbuf_mtod(m, uint8_t *),
@@ -310,7 +354,7 @@ sword_fn_emit(struct sword_worker *w, const struct sword_fn_ctx *ctx,
 								: SWORD_SIDE_SERVER;
 
 	/* the caller's place in this direction's order; later ones follow */
-	pos = to_server ? ctx->stage : w->n_fn - 1 - ctx->stage;
+	pos = to_server ? stage : w->n_fn - 1 - stage;
 	if (roce_parse(e.frame, rte_pktmbuf_data_len(m), &p) != ROCE_OK) {
 		w->stats.filtered++;
 		rte_pktmbuf_free(m);

@@ -104,6 +104,9 @@ struct sword_fn_ctx {
 	enum sword_side out_side;      /* where the frame leaves */
 	struct sword_tx_batch *out;    /* extra frames: sword_fn_emit (they leave
 					* before m) */
+	struct rte_mbuf *after;        /* sword_fn_emit_after: leaves after m */
+	unsigned int after_stage;
+	bool after_to_server;
 	struct rte_mempool *pool;      /* for frames a function creates (may be NULL) */
 	uint64_t now;                  /* rte_rdtsc() at the start of the burst */
 	uint64_t *counters;            /* this function's n_counters counters */
@@ -119,6 +122,13 @@ struct sword_fn_ctx {
 struct sword_worker;
 int sword_fn_emit(struct sword_worker *w, const struct sword_fn_ctx *ctx,
 		  struct rte_mbuf *m, bool to_server);
+/*
+ * The same, but the frame leaves after m (or after m was dropped), not
+ * before it: e.g. a NAK that must not overtake the response it follows.
+ * One per frame; 0, or -1 if it was dropped (counted).
+ */
+int sword_fn_emit_after(struct sword_worker *w, struct sword_fn_ctx *ctx,
+			struct rte_mbuf *m, bool to_server);
 
 struct sword_fn_ops {
 	const char *name;              /* e.g. "atomic_replacement" */
