@@ -45,7 +45,8 @@ struct ser_fn {
 	X(naks) X(nak_on_rewritten) X(learned) X(relearn) X(pending_expired) \
 	X(conn_created) X(conn_evicted) X(conn_reincarnated) X(conn_closed)   \
 	X(cm_seen) X(cm_paired) X(pair_ambiguous) X(resp_out_of_window)       \
-	X(write_gated_drop) X(replay_zeroed) X(replay_redecided)
+	X(write_gated_drop) X(replay_zeroed) X(replay_redecided)             \
+	X(asked_back) X(ask_failed)
 
 #define NAME(f) "atomic_" #f,
 static const char *const ser_fn_counter_names[] = {
@@ -178,6 +179,33 @@ emit_frames(struct ser_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx,
 	return true;
 }
 
+/*
+ * The RNR NAK asking the client to resend a request the serializer dropped
+ * (ser_after): instead of the dropped request, or behind the response that
+ * answered the last PSN before it.
+ */
+static void
+send_after(struct ser_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx)
+{
+	const struct ser_emit *e = ser_after(f->ser);
+	struct rte_mbuf *m;
+	uint8_t *d;
+
+	if (e == NULL)
+		return;
+	m = ctx->pool ? rte_pktmbuf_alloc(ctx->pool) : NULL;
+	if (m == NULL || (d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)e->len)) == NULL) {
+		rte_pktmbuf_free(m);
+		f->emit_lost++;
+		return;
+	}
+	memcpy(d, e->buf, e->len);
+	m->port = ctx->m->port;
+	if ((ctx->to_server ? sword_fn_emit(w, ctx, m, false) :
+			      sword_fn_emit_after(w, ctx, m, false)) < 0)
+		f->emit_lost++;
+}
+
 static enum sword_fn_verdict
 fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 {
@@ -201,8 +229,12 @@ fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 				    f->emit, SER_FN_EMIT_MAX, &n_emit);
 		f->ser->icrc_known_good = false;
 		if (n_emit && !emit_frames(f, w, ctx, n_emit))
-			v = SER_DROP;
+			v = SER_DROP;   /* (and no NAK after it: it acknowledges) */
+		else if (unlikely(ser_after(f->ser) != NULL))
+			send_after(f, w, ctx);
 	}
+	if (ctx->to_server && unlikely(ser_after(f->ser) != NULL))
+		send_after(f, w, ctx);
 	switch (v) {
 	case SER_FORWARD_REWRITTEN:
 		set_len(m, len);

@@ -154,6 +154,11 @@ struct ser_conn {
 	uint32_t nodecide_until; /* ... until the server has answered up to here */
 	uint32_t read_psn;    /* last READ's PSN */
 	uint32_t read_maxend; /* last READ: first PSN after its longest possible span */
+	/* ser_ask.c: a dropped request the client is to be asked to resend */
+	uint32_t ask_psn;     /* from where */
+	uint32_t cl_msn;      /* the MSN of the last response the client got */
+	uint8_t ask;          /* an ask is due once una reaches ask_psn */
+	uint8_t ask_n;        /* asks at ask_psn so far (the timer grows) */
 	struct ser_stub *ring;
 };
 
@@ -183,6 +188,9 @@ struct ser {
 	 * (swordd's worker checks a burst's ICRCs together): set by ser_fn
 	 * around one ser_on_request/ser_on_response, false otherwise. */
 	bool icrc_known_good;
+	/* ser_ask.c: the frame to send after the one being handled */
+	struct ser_emit after;
+	uint8_t n_after;
 	struct ser_counters c;
 };
 
@@ -229,6 +237,17 @@ ser_stub_at(struct ser *s, struct ser_conn *sc, uint32_t psn)
 
 	return st->kind != ST_EMPTY && st->psn == psn ? st : NULL;
 }
+
+/* ser_ask.c */
+/* Request f of c was dropped: ask its client to resend it (now, into
+ * s->after, if every earlier PSN is answered; else once they are). */
+void ser_ask_arm(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
+		 const uint8_t *f, const struct roce_pkt *p);
+/* Response f of c leaves for the client: note its MSN, and ask now if the
+ * last answer before a dropped request just went. */
+void ser_ask_after_response(struct ser *s, const struct rc_conn *c,
+			    struct ser_conn *sc, const uint8_t *f,
+			    const struct roce_pkt *p);
 
 /* ser_word.c */
 void ser_word_reset(struct ser_word *w);

@@ -848,7 +848,10 @@ ser_on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 {
 	const struct roce_opcode_info *oi = p->oi;
 	struct rc_conn *c;
+	struct ser_conn *sc;
+	enum ser_verdict v;
 
+	s->n_after = 0;
 	if (ser_handle_cm(s, f, p, now))
 		return SER_FORWARD;
 	if (p->ip_version != 4 || (oi->flags & (ROCE_F_REQUEST | ROCE_F_RC)) !=
@@ -871,5 +874,12 @@ ser_on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	if (c == NULL)
 		return req_untracked(s, f, p, now);
 	rc_touch(c, now);
-	return req_route(s, c, ser_conn_state(s, c), f, len, cap, p, now);
+	sc = ser_conn_state(s, c);
+	v = req_route(s, c, sc, f, len, cap, p, now);
+	/* (a new life keeps sc: it is the slot's state, reset) */
+	if (v == SER_DROP)
+		ser_ask_arm(s, c, sc, f, p);
+	else if (sc->ask && p->psn == sc->ask_psn)
+		sc->ask = 0;   /* it goes to the server after all */
+	return v;
 }

@@ -24,8 +24,9 @@
  *             acknowledges an atomic from the client's view.
  *   own psn   what the response says of its own PSN: an ATOMIC ACK
  *             teaches the word; a NAK refuses it; an ACK at a rewritten
- *             atomic's PSN becomes that ATOMIC ACK in place; a stale ACK
- *             at a READ's or atomic's PSN is dropped.
+ *             atomic's PSN becomes that ATOMIC ACK in place; a plain ACK
+ *             at a READ's or real atomic's PSN (a duplicate WRITE's
+ *             answer) is dropped.
  *
  * MSN.  The server's MSN after request q is msg_seq(q) + offset; a
  * synthesized ATOMIC ACK for q carries that (or, when sent again for a
@@ -40,7 +41,7 @@ struct resp {
 	uint32_t upto;       /* last PSN it completes (ack_point) */
 	uint32_t msn;
 	uint8_t syn, kind, ack_syn;
-	bool has_aeth, ack_point, fresh, inplace;
+	bool has_aeth, ack_point, fresh, inplace, dup_ack;
 	struct ser_stub *sp; /* the stub at P */
 };
 
@@ -121,6 +122,16 @@ resp_decode(struct ser *s, struct ser_conn *sc, const uint8_t *f,
 	r->sp = ser_stub_at(s, sc, r->P);
 	r->inplace = p->opcode == ROCE_RC_ACKNOWLEDGE && r->kind == ROCE_AETH_ACK &&
 		     r->sp != NULL && r->sp->kind == ST_REWRITTEN;
+	/* A plain ACK naming a READ's or a real atomic's PSN is not its
+	 * answer: a responder answers a duplicate WRITE with an ACK of its
+	 * latest PSN (rxe's duplicate_request), whatever that PSN was, and it
+	 * may overtake the real answer.  It completes what lies before P. */
+	r->dup_ack = p->opcode == ROCE_RC_ACKNOWLEDGE && r->kind == ROCE_AETH_ACK &&
+		     r->sp != NULL && !r->inplace &&
+		     (r->sp->kind == ST_REAL || r->sp->kind == ST_CONT ||
+		      (roce_opcode(r->sp->opcode)->flags & ROCE_F_READ));
+	if (r->dup_ack)
+		r->upto = roce_psn_add(r->P, ROCE_PSN_MASK); /* P - 1 */
 	r->ack_syn = r->kind == ROCE_AETH_ACK && r->has_aeth ? r->syn :
 		     roce_syndrome_make(ROCE_AETH_ACK, ROCE_AETH_CREDIT_INVALID);
 }
@@ -357,28 +368,12 @@ resp_own_psn(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 		return own_atomic_ack(s, sp, f, p);
 	if (r->has_aeth && r->kind != ROCE_AETH_ACK)
 		return own_nak(s, sp, r, now);
-	if (!r->fresh && p->opcode == ROCE_RC_ACKNOWLEDGE && !r->inplace &&
-	    (sp->kind == ST_REAL || sp->kind == ST_CONT ||
-	     (roce_opcode(sp->opcode)->flags & ROCE_F_READ))) {
-		/* A plain ACK naming a READ's or an atomic's PSN that an
-		 * earlier response already covered: a responder's answer to
-		 * a duplicate WRITE is an ACK of its latest PSN (rxe's
-		 * duplicate_request), whatever that PSN was.  It completes
-		 * nothing the client has not been answered, and a plain ACK
-		 * is not an answer a client can take for a READ or an atomic
-		 * (I3): the client must not see it. */
+	if (r->dup_ack) {
+		/* a duplicate's ACK (resp_decode): a plain ACK is not an
+		 * answer a client can take for a READ or an atomic (I3).  The
+		 * real answer, or the client's retransmission, follows. */
 		s->c.dup_ack_dropped++;
 		return SER_DROP;
-	}
-	if (sp->kind == ST_REAL && p->opcode == ROCE_RC_ACKNOWLEDGE &&
-	    !(sp->flags & SF_ANSWERED)) {
-		/* a plain ACK where the server owed an ATOMIC ACK */
-		s->c.resp_mismatch++;
-		ser_word_untag(s, sp, false);
-		ser_word_real_done(s, sp->word, &sp->op, false, 0);
-		ser_word_mark_dirty(s, sp->word);
-		sp->flags |= SF_ANSWERED;
-		return SER_FORWARD;
 	}
 	if (r->inplace)
 		return own_ack_inplace(s, sp, f, len, cap, p, r);
@@ -397,6 +392,7 @@ ser_on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	enum ser_verdict v;
 
 	*n_emit = 0;
+	s->n_after = 0;
 	if (ser_handle_cm(s, f, p, now))
 		return SER_FORWARD;
 	if (p->ip_version != 4 || (oi->flags & (ROCE_F_RESPONSE | ROCE_F_RC)) !=
@@ -421,7 +417,9 @@ ser_on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	r.fresh = roce_psn_diff(r.P, c->una) >= 0;
 	resp_learn_msn(sc, c, p, &r);
 	v = resp_walk(s, c, sc, f, p, &r, now, emit, emit_cap, n_emit);
-	if (v == SER_DROP || r.sp == NULL)
-		return v;
-	return resp_own_psn(s, f, len, cap, p, &r, now);
+	if (v != SER_DROP && r.sp != NULL)
+		v = resp_own_psn(s, f, len, cap, p, &r, now);
+	if (v != SER_DROP)
+		ser_ask_after_response(s, c, sc, f, p);
+	return v;
 }

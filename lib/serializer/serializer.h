@@ -158,6 +158,8 @@ struct ser_counters {
 	uint64_t write_gated_drop;  /* write dropped: another connection's blind write pending */
 	uint64_t replay_zeroed;     /* replay of a decision the word moved past: no value re-sent */
 	uint64_t replay_redecided;  /* stale copy or new life of an answered decision: decided afresh */
+	uint64_t asked_back;        /* RNR NAKs asking a client to resend a dropped request */
+	uint64_t ask_failed;        /* such a NAK could not be built */
 };
 
 struct ser;
@@ -189,6 +191,15 @@ enum ser_verdict ser_on_response(struct ser *s, uint8_t *frame, uint32_t *len,
 				 uint32_t cap, struct roce_pkt *p, uint64_t now,
 				 struct ser_emit *emit, uint32_t emit_cap,
 				 uint32_t *n_emit);
+
+/*
+ * A frame for the client to send AFTER the one just handled, or NULL:
+ * the RNR NAK asking a client to resend a request swordd dropped
+ * (ser_ask.c).  After ser_on_request (which dropped the request) it goes
+ * to the client instead; after ser_on_response, behind the response.
+ * Valid until the next ser_on_request/ser_on_response.
+ */
+const struct ser_emit *ser_after(const struct ser *s);
 
 /* Is this IPv4 address (network order) a managed memory server? */
 bool ser_is_server(const struct ser *s, uint32_t ip4);

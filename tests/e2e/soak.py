@@ -62,7 +62,8 @@ SWORDD_KEYS = ("rx", "tx", "managed_rx", "rewritten", "malformed", "fn_atomic_re
                "fn_atomic_relearn", "fn_atomic_learned", "fn_atomic_paired",
                "fn_atomic_pair_ambiguous", "fn_atomic_acks_synthesized",
                "fn_atomic_replay_zeroed", "fn_atomic_replay_redecided",
-               "fn_atomic_resp_mismatch", "fn_atomic_stub_ring_full")
+               "fn_atomic_resp_mismatch", "fn_atomic_stub_ring_full",
+               "fn_atomic_asked_back", "fn_atomic_dup_ack_dropped")
 REMAP_KEYS = ("fn_remap_bound", "fn_remap_lanes_opened", "fn_remap_stitched",
               "fn_remap_retransmitted", "fn_remap_retrans_expired", "fn_remap_atomic_replayed",
               "fn_remap_gap_dropped", "fn_remap_rd_limit_dropped", "fn_remap_waited",

@@ -162,6 +162,7 @@ struct rm_client {
 	char err[RM_ERRS][160];
 	uint64_t implicit_naks;   /* response covered an outstanding atomic/read */
 	uint64_t retransmits, completed, dup_responses;
+	uint64_t dup_changed;   /* a completed atomic's duplicate answer differed */
 	bool strict;              /* implicit NAKs are errors (no loss below swordd) */
 };
 

@@ -312,11 +312,14 @@ to_clients(struct sim *s, uint8_t *buf, uint32_t *len)
 	struct roce_pkt p;
 	enum ser_verdict v = SER_FORWARD;
 	struct ser_emit emit[32];
+	const struct ser_emit *after = NULL;
 	uint32_t n_emit = 0;
 
-	if (s->ser && roce_parse(buf, *len, &p) == ROCE_OK)
+	if (s->ser && roce_parse(buf, *len, &p) == ROCE_OK) {
 		v = ser_on_response(s->ser, buf, len, RM_FRAME_MAX, &p, s->now, emit,
 				    s->emit_cap ? s->emit_cap : RTE_DIM(emit), &n_emit);
+		after = ser_after(s->ser);
+	}
 	for (uint32_t i = 0; i < n_emit; i++) {
 		record_answer(s, emit[i].buf, emit[i].len);
 		out_frame(s, Q_S2C, emit[i].buf, emit[i].len, false);
@@ -324,6 +327,12 @@ to_clients(struct sim *s, uint8_t *buf, uint32_t *len)
 	if (v != SER_DROP) {
 		record_answer(s, buf, *len);
 		out_frame(s, Q_S2C, buf, *len, false);
+	}
+	/* a client asked to resend what the serializer dropped, behind the
+	 * answer to the PSN before it */
+	if (after != NULL) {
+		s->asked_back++;
+		out_frame(s, Q_S2C, after->buf, after->len, false);
 	}
 }
 
@@ -414,6 +423,7 @@ deliver(struct sim *s, int qi, struct rm_frame *f)
 	enum ser_verdict v = SER_FORWARD;
 	struct remap_emit remit[32];
 	uint32_t n_remit = 0;
+	const struct ser_emit *ask = NULL;
 	bool bad_in = false;
 	int id;
 
@@ -425,9 +435,11 @@ deliver(struct sim *s, int qi, struct rm_frame *f)
 			uint32_t cpsn = p.psn;
 
 			bad_in = !roce_icrc_verify(f->buf, &p);
-			if (s->ser)
+			if (s->ser) {
 				v = ser_on_request(s->ser, f->buf, &f->len, RM_FRAME_MAX, &p,
 						   s->now);
+				ask = ser_after(s->ser);
+			}
 			if (bad_in && v != SER_FORWARD)
 				sim_error(s, "I7: bad-ICRC request was %s",
 					  v == SER_DROP ? "dropped" : "rewritten");
@@ -447,6 +459,10 @@ deliver(struct sim *s, int qi, struct rm_frame *f)
 		}
 		if (v != SER_DROP)
 			out_frame(s, Q_S2M, f->buf, f->len, bad_in);
+		else if (ask != NULL) {
+			s->asked_back++;
+			out_frame(s, Q_S2C, ask->buf, ask->len, false);
+		}
 		break;
 	case Q_S2M:
 		rm_responder_rx(&s->srv, f->buf, f->len, &s->q[Q_M2S]);

@@ -376,6 +376,90 @@ START_TEST(t_s4_foreign_write_vs_blind_write)
 }
 END_TEST
 
+START_TEST(t_gated_drop_asks_back)
+{
+	/* A takes and releases the lock in one pipelined burst: two of its
+	 * modelled writes are un-ACKed when B's CAS comes, which can be
+	 * neither answered here nor passed real (S2): it is dropped.  B's QP
+	 * has no retransmit timer (rxe with timeout 0, the rig's lock
+	 * client): the run allows no timeout at all, so B completes only if
+	 * swordd asks it to resend.  _i: what B has outstanding before the
+	 * CAS: 0 nothing (asked at once), 1 a READ, 2 a WRITE (asked right
+	 * after their answers). */
+	struct sim s;
+	char name[32];
+
+	snprintf(name, sizeof(name), "conn-gated-ask-%d", _i);
+	init(&s, 2, 0, false, name);
+	learn(&s, 0, lock_va(3));
+	post_read(&s, 1);                          /* pairs B */
+	sim_flow(&s, 1000);
+	post_cas(&s, 0, lock_va(3), 1, 0);         /* A: acquire ... */
+	post_write(&s, 0, lock_va(3), 0);          /* ... and release */
+	if (_i == 1)
+		post_read(&s, 1);
+	else if (_i == 2)
+		post(&s, 1, &(struct rm_op){ .type = RM_WRITE, .va = SIM_DATA, .len = 8,
+					     .ackreq = true, .user = MANUAL });
+	post_cas(&s, 1, lock_va(3), 2, 0);         /* B: acquire */
+	while (s.q[Q_C2S].n)                       /* all before any answer */
+		ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert_uint_ge(C(&s)->gated_drop, 1);
+	ck_assert_msg(sim_run(&s, 4000000, 0),
+		      "B waits forever for its dropped CAS: %u errors",
+		      sim_client_errors(&s, errbuf, sizeof(errbuf)));
+	ck_assert_uint_ge(C(&s)->asked_back, 1);
+	ck_assert_uint_eq(C(&s)->asked_back, s.asked_back);
+	/* B's CAS ran once: it took the lock, or found A's grant */
+	ck_assert(rm_mem_get(&s.srv, lock_va(3)) == 2 || rm_mem_get(&s.srv, lock_va(3)) == 0);
+	sim_check_shadow(&s);
+	ASSERT_CLEAN(&s);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(t_dup_write_ack_at_real_atomic)
+{
+	/* A WRITE, then a CAS on a word swordd does not know (passed real).
+	 * The WRITE is duplicated on its way to the server, which answers
+	 * the copy with an ACK of its latest PSN: the CAS's (rxe's
+	 * duplicate_request).  That ACK overtakes the ATOMIC ACK.  A plain
+	 * ACK is no answer to an atomic (I3): the client, strict, must not
+	 * see it; the ATOMIC ACK after it completes both. */
+	struct sim s;
+	struct rm_frame w, cas, ack;
+
+	init(&s, 1, 0, false, "conn-dupack");
+	post_read(&s, 0);                         /* pairs the connection */
+	sim_flow(&s, 1000);
+	post(&s, 0, &(struct rm_op){ .type = RM_WRITE, .va = SIM_DATA, .len = 8,
+				     .ackreq = true, .user = MANUAL });
+	post_cas(&s, 0, lock_va(5), 1, 0);
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert_uint_eq(C(&s)->passed_real_atomic, 1);
+	ck_assert(rm_queue_take(&s.q[Q_S2M], 0, &w));
+	ck_assert(rm_queue_take(&s.q[Q_S2M], 0, &cas));
+	rm_queue_push(&s.q[Q_S2M], w.buf, w.len);
+	rm_queue_push(&s.q[Q_S2M], cas.buf, cas.len);
+	rm_queue_push(&s.q[Q_S2M], w.buf, w.len);  /* the duplicate */
+	for (int i = 0; i < 3; i++)
+		ck_assert(sim_deliver(&s, Q_S2M, 0));
+	ck_assert_uint_eq(s.q[Q_M2S].n, 3);       /* ACK, ATOMIC ACK, ACK */
+	ck_assert(rm_queue_take(&s.q[Q_M2S], 2, &ack));
+	rm_queue_push(&s.q[Q_M2S], ack.buf, ack.len);
+	ck_assert(sim_deliver(&s, Q_M2S, 2));     /* the duplicate's ACK first */
+	ck_assert_uint_eq(C(&s)->dup_ack_dropped, 1);
+	ck_assert_msg(sim_run(&s, 100000, 0), "run did not finish: %u errors",
+		      sim_client_errors(&s, errbuf, sizeof(errbuf)));
+	ASSERT_CLEAN(&s);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 1);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
 START_TEST(t_s5_read_span_overestimated)
 {
 	/* pmtu below the path MTU: a READ is taken for more PSNs than it
@@ -828,6 +912,8 @@ conn_suite(void)
 	tcase_add_loop_test(tc, t_s2_reconnect_loop, 0, 2);
 	tcase_add_test(tc, t_s3_pipelined_faa_outlives_expiry);
 	tcase_add_test(tc, t_s4_foreign_write_vs_blind_write);
+	tcase_add_loop_test(tc, t_gated_drop_asks_back, 0, 3);
+	tcase_add_test(tc, t_dup_write_ack_at_real_atomic);
 	tcase_add_test(tc, t_s5_read_span_overestimated);
 	tcase_add_test(tc, t_s6_go_back_n_beyond_ring);
 	tcase_add_test(tc, t_s7_bad_icrc_creates_nothing);

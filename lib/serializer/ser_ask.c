@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ser_ask.c — asking a client to resend a request swordd dropped.
+ *
+ * Why it exists: the request path drops a request it can neither decide
+ * nor pass safely (the S2 gate of ser_word.c, a word held by an orphan, a
+ * request beyond a gap on a lock word).  The server never sees it, so it
+ * never NAKs it, and a client QP with no retransmit timer (timeout 0:
+ * rxe's perftest -u 0, the rig's lock client) waits for its answer
+ * forever.  The full rig hit it: 1 drop in ~14k requests hung a client.
+ *
+ * The ask is what a responder says when it cannot take a request yet: an
+ * RNR NAK at the dropped PSN, in the client's own PSN space.  The client
+ * waits the NAK's timer and resends from there (go-back-N).  An RNR NAK
+ * acknowledges every PSN before it, so it is sent only once all of them
+ * are answered: at once if they are (the drop itself), else right after
+ * the response that answers the last of them.  remapping asks the same way
+ * (lib/remap/remap_wait.c); rxe takes an RNR NAK at any time, and counts
+ * it against rnr_retry (7: unlimited).
+ *
+ * One ask per drop, at the earliest PSN the client must resend from.  A
+ * gate can outlast several resends (an orphan's hold, a write whose ACK
+ * is slow): each ask at the same PSN doubles the timer, from 0.01 ms up
+ * to 1.28 ms, so a long gate costs a few NAKs, not a storm.
+ */
+#include <string.h>
+
+#include "ser_internal.h"
+
+/* RNR timer codes (IBTA table 45): 0.01, 0.02, 0.04, 0.08, 0.16, 0.32,
+ * 0.64, 1.28 ms */
+static const uint8_t ask_timer[] = { 1, 2, 4, 6, 8, 10, 12, 14 };
+
+/* The RNR NAK at sc->ask_psn, built on tmpl (a frame to the client, or the
+ * dropped request mirrored), into s->after. */
+static void
+ask_build(struct ser *s, struct ser_conn *sc, const uint8_t *tmpl,
+	  const struct roce_pkt *tp)
+{
+	const uint8_t code = ask_timer[RTE_MIN(sc->ask_n, RTE_DIM(ask_timer) - 1)];
+	struct roce_pkt op;
+	int n = roce_build_ack(s->after.buf, SER_EMIT_BUF, tmpl, tp, sc->ask_psn,
+			       roce_syndrome_make(ROCE_AETH_RNR_NAK, code),
+			       sc->cl_msn, false, 0, &op);
+
+	if (n < 0) {
+		s->c.ask_failed++;
+		return;
+	}
+	s->after.len = (uint32_t)n;
+	s->n_after = 1;
+	sc->ask = 0;
+	if (sc->ask_n < UINT8_MAX)
+		sc->ask_n++;
+	s->c.asked_back++;
+}
+
+/* The request f turned around: server to client, to the client's QPN. */
+static void
+ask_build_mirrored(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
+		   const uint8_t *f, const struct roce_pkt *p)
+{
+	const uint32_t hdrs = p->bth_off + ROCE_BTH_LEN;
+	uint8_t tmpl[SER_EMIT_BUF];
+	struct roce_pkt tp = *p;
+	uint8_t mac[6];
+
+	if (hdrs > sizeof(tmpl)) {
+		s->c.ask_failed++;
+		return;
+	}
+	memcpy(tmpl, f, hdrs);
+	memcpy(mac, tmpl, 6);
+	memcpy(tmpl, tmpl + 6, 6);
+	memcpy(tmpl + 6, mac, 6);
+	/* the IPv4 header checksum is a sum: swapping the addresses keeps it */
+	memcpy(tmpl + p->l3_off + 12, f + p->l3_off + 16, 4);
+	memcpy(tmpl + p->l3_off + 16, f + p->l3_off + 12, 4);
+	tp.src_ip4 = p->dst_ip4;
+	tp.dst_ip4 = p->src_ip4;
+	roce_set_qpn(tmpl, &tp, c->cl_qpn);
+	tp.qpn = c->cl_qpn;
+	ask_build(s, sc, tmpl, &tp);
+}
+
+void
+ser_ask_arm(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
+	    const uint8_t *f, const struct roce_pkt *p)
+{
+	/* beyond a gap, the client must resend from the gap */
+	uint32_t psn = roce_psn_diff(p->psn, c->next_psn) > 0 ? c->next_psn : p->psn;
+
+	/* the client QPN is needed, and a PSN whose answers are all in or
+	 * still to come (an older one is a duplicate the client no longer
+	 * waits for) */
+	if (!c->paired || sc->untracked || roce_psn_diff(psn, c->una) < 0)
+		return;
+	if (sc->ask && roce_psn_diff(sc->ask_psn, psn) <= 0)
+		return;          /* an earlier ask stands */
+	if (psn != sc->ask_psn)
+		sc->ask_n = 0;
+	sc->ask_psn = psn;
+	sc->ask = 1;
+	if (c->una == psn)
+		ask_build_mirrored(s, c, sc, f, p);
+}
+
+void
+ser_ask_after_response(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
+		       const uint8_t *f, const struct roce_pkt *p)
+{
+	if (!roce_has(p->oi, ROCE_HDR_AETH))
+		return;
+	sc->cl_msn = roce_get_msn(f, p);
+	if (!sc->ask)
+		return;
+	if (roce_psn_diff(c->una, sc->ask_psn) > 0) {
+		sc->ask = 0;     /* answered: the client resent it on its own */
+		sc->ask_n = 0;
+	} else if (c->una == sc->ask_psn) {
+		ask_build(s, sc, f, p);
+	}
+}
+
+const struct ser_emit *
+ser_after(const struct ser *s)
+{
+	return s->n_after ? &s->after : NULL;
+}
