@@ -241,6 +241,168 @@ START_TEST(t_pipeline)
 }
 END_TEST
 
+/* Frames in q to the responder; its answers (ACKs coalesced or not)
+ * appended to out. */
+static void
+to_responder(struct rm_responder *srv, struct rm_queue *q, struct rm_queue *out)
+{
+	struct rm_frame f;
+
+	while (rm_queue_take(q, 0, &f))
+		rm_responder_rx(srv, f.buf, f.len, out);
+	rm_responder_flush(srv, out);
+}
+
+/* Frames in q to whichever of the clients they name (by QPN). */
+static void
+to_clients(struct rm_client **cl, int n, struct rm_queue *q, struct rm_queue *c2s)
+{
+	struct rm_frame f;
+	struct roce_pkt p;
+
+	while (rm_queue_take(q, 0, &f)) {
+		ck_assert_int_eq(roce_parse(f.buf, f.len, &p), ROCE_OK);
+		for (int i = 0; i < n; i++)
+			if (cl[i]->qpn == p.qpn)
+				rm_client_rx(cl[i], f.buf, f.len, c2s);
+	}
+}
+
+static uint64_t
+fn_counter(const struct sword_worker *w, const char *name)
+{
+	uint64_t c[64];
+
+	ck_assert_uint_le(w->fn[0].ops->n_counters, RTE_DIM(c));
+	w->fn[0].ops->publish(w->fn[0].state, c);
+	for (unsigned int i = 0; i < w->fn[0].ops->n_counters; i++)
+		if (!strcmp(w->fn[0].ops->counter_names[i], name))
+			return c[i];
+	ck_abort_msg("no counter %s", name);
+	return 0;
+}
+
+/*
+ * The ask-back through the worker (ser_ask.c, sword_fn_emit_after): B's
+ * CAS comes while A's grant and release are un-ACKed, and is dropped (S2).
+ * B's WRITE before it is still unanswered, so the RNR NAK that asks B to
+ * resend must leave right behind that WRITE's ACK, never before it (it
+ * acknowledges every PSN before its own).  B, asked, resends and gets the
+ * lock.
+ */
+START_TEST(t_ask_after_response)
+{
+	struct sword_config cfg;
+	struct sword_shard_map sm;
+	static struct sword_worker w;
+	char err[256];
+	const char *sets[] = {
+		"ports.mode=one-port", "server.mem0.ip=198.18.0.1",
+		"lock.l0.server=mem0", "lock.l0.rkey=0x2521", "lock.l0.base=0x10000",
+		"lock.l0.length=1024", "lock.l0.word_size=8",
+		"features.atomic_replacement=on", "atomic.learn_holdoff_ms=0",
+	};
+	struct rm_responder srv;
+	struct rm_client a, b, *cl[2] = { &a, &b };
+	struct rm_queue c2s, s2m, m2s, s2c;
+	struct rm_addr up_a = { .src_ip = CL_IP, .dst_ip = SRV_IP, .dest_qpn = 0x100 };
+	struct rm_addr down_a = { .src_ip = SRV_IP, .dst_ip = CL_IP, .dest_qpn = 0x200 };
+	struct rm_addr up_b = { .src_ip = CL_IP, .dst_ip = SRV_IP, .dest_qpn = 0x101 };
+	struct rm_addr down_b = { .src_ip = SRV_IP, .dst_ip = CL_IP, .dest_qpn = 0x201 };
+	struct rm_op data = { .type = RM_WRITE, .va = 0x10800, .len = 8, .ackreq = true };
+	struct rm_op rel = { .type = RM_WRITE, .va = 0x10000, .len = 8, .ackreq = true };
+	struct roce_pkt p;
+	bool acked_b = false, asked_b = false;
+
+	sword_config_defaults(&cfg);
+	for (unsigned int i = 0; i < RTE_DIM(sets); i++)
+		ck_assert_msg(sword_config_set(&cfg, sets[i], err, sizeof(err)) == 0,
+			      "%s: %s", sets[i], err);
+	ck_assert_msg(sword_config_validate(&cfg, err, sizeof(err)) == 0, "%s", err);
+	sword_shard_map_build(&sm, &cfg);
+	sword_worker_init(&w, &cfg, &sm, 0);
+	w.pool = pool;
+	ck_assert_int_eq(sword_worker_attach_fn(&w, &ser_fn_ops, SOCKET_ID_ANY), 0);
+	ck_assert_int_eq(rm_responder_init(&srv, SRV_IP, 0x10000, 4096, 0x2521, false), 0);
+	rm_responder_add_qp(&srv, 0x100, &down_a, 1000);
+	rm_responder_add_qp(&srv, 0x101, &down_b, 2000);
+	rm_client_init(&a, 0, &up_a, 0x200, 0x2521, 1000);
+	rm_client_init(&b, 1, &up_b, 0x201, 0x2521, 2000);
+	rm_queue_init(&c2s, 64);
+	rm_queue_init(&s2m, 64);
+	rm_queue_init(&m2s, 64);
+	rm_queue_init(&s2c, 64);
+
+	/* 1: A's CAS that changes nothing teaches the word (0) and pairs A;
+	 * B's WRITE pairs B */
+	rm_client_post(&a, &(struct rm_op){ .type = RM_CAS, .va = 0x10000 }, &c2s);
+	rm_client_post(&b, &data, &c2s);
+	through(&w, &c2s, &s2m, false);
+	to_responder(&srv, &s2m, &m2s);
+	through(&w, &m2s, &s2c, false);
+	to_clients(cl, 2, &s2c, &c2s);
+	ck_assert_uint_eq(c2s.n, 0);
+
+	/* 2: A takes and releases the lock; B writes, then tries the lock */
+	rm_client_post(&a, &(struct rm_op){ .type = RM_CAS, .va = 0x10000, .a = { 1, 0 } },
+		       &c2s);
+	rm_client_post(&a, &rel, &c2s);
+	rm_client_post(&b, &data, &c2s);
+	rm_client_post(&b, &(struct rm_op){ .type = RM_CAS, .va = 0x10000, .a = { 2, 0 } },
+		       &c2s);
+	through(&w, &c2s, &s2m, false);
+	ck_assert_uint_eq(s2m.n, 3);                 /* B's CAS dropped, nothing asked yet */
+	ck_assert_uint_eq(fn_counter(&w, "atomic_gated_drop"), 1);
+	ck_assert_uint_eq(fn_counter(&w, "atomic_asked_back"), 0);
+	to_responder(&srv, &s2m, &m2s);
+	through(&w, &m2s, &s2c, false);
+	/* B's ACK at 2001, then the ask at 2002 */
+	for (uint32_t i = 0; i < s2c.n; i++) {
+		struct rm_frame *o = &s2c.f[(s2c.head + i) % s2c.cap];
+
+		ck_assert_int_eq(roce_parse(o->buf, o->len, &p), ROCE_OK);
+		if (p.qpn != 0x201)
+			continue;
+		ck_assert(roce_icrc_verify(o->buf, &p));
+		if (roce_syndrome_kind(roce_get_syndrome(o->buf, &p)) == ROCE_AETH_ACK) {
+			ck_assert_uint_eq(p.psn, 2001);
+			acked_b = true;
+		} else {
+			ck_assert_msg(acked_b, "the ask overtook the ACK it follows");
+			ck_assert_uint_eq(roce_syndrome_kind(roce_get_syndrome(o->buf, &p)),
+					  ROCE_AETH_RNR_NAK);
+			ck_assert_uint_eq(p.psn, 2002);
+			ck_assert_uint_eq(p.dst_ip4, CL_IP);
+			asked_b = true;
+		}
+	}
+	ck_assert(acked_b && asked_b);
+	ck_assert_uint_eq(fn_counter(&w, "atomic_asked_back"), 1);
+	to_clients(cl, 2, &s2c, &c2s);
+	ck_assert_uint_eq(c2s.n, 1);                 /* B's CAS again */
+
+	/* 3: A's writes are answered: B's CAS goes on (real, the word being
+	 * shared after the drop), B holds the lock */
+	through(&w, &c2s, &s2m, false);
+	ck_assert_uint_eq(s2m.n, 1);
+	to_responder(&srv, &s2m, &m2s);
+	through(&w, &m2s, &s2c, false);
+	to_clients(cl, 2, &s2c, &c2s);
+	ck_assert_msg(a.errors == 0, "%s", a.err[0]);
+	ck_assert_msg(b.errors == 0, "%s", b.err[0]);
+	ck_assert_uint_eq(b.ops[2002 % RM_WIN].state, 2);
+	ck_assert_uint_eq(b.ops[2002 % RM_WIN].result, 0);
+	ck_assert_uint_eq(rm_mem_get(&srv, 0x10000), 2);
+
+	sword_worker_detach_all(&w);
+	rm_responder_free(&srv);
+	rm_queue_free(&c2s);
+	rm_queue_free(&s2m);
+	rm_queue_free(&m2s);
+	rm_queue_free(&s2c);
+}
+END_TEST
+
 int
 main(int argc, char **argv)
 {
@@ -264,6 +426,7 @@ main(int argc, char **argv)
 	s = suite_create("ser_sword");
 	tc = tcase_create("pipeline");
 	tcase_add_test(tc, t_pipeline);
+	tcase_add_test(tc, t_ask_after_response);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("defaults");
 	tcase_add_test(tc, t_defaults_match_library);
