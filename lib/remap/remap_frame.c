@@ -99,28 +99,16 @@ rmp_build_aeth(struct remap *r, const struct rmp_lane *l, const struct rc_conn *
 int
 rmp_build_filler(const struct rmp_lane *l, uint32_t lpsn, struct remap_emit *out)
 {
-	const uint32_t hdrs = l->rtmpl_len;   /* up to and with the BTH */
-	uint32_t len = hdrs + ROCE_RETH_LEN + ROCE_ICRC_LEN;
 	struct roce_pkt p;
-	uint8_t *bth;
+	int n;
 
-	if (hdrs == 0 || len > sizeof(out->buf))
+	if (l->rtmpl_len == 0)
 		return -1;
-	memcpy(out->buf, l->rtmpl, hdrs);
-	memset(out->buf + hdrs, 0, ROCE_RETH_LEN + ROCE_ICRC_LEN);
-	roce_st16(out->buf + l->rt_l3 + 2, (uint16_t)(len - l->rt_l3));   /* IPv4 total */
-	roce_st16(out->buf + l->rt_l4 + 4, (uint16_t)(len - l->rt_l4));   /* UDP length */
-	roce_st16(out->buf + l->rt_l4 + 6, 0);                           /* no UDP csum */
-	bth = out->buf + hdrs - ROCE_BTH_LEN;
-	bth[0] = ROCE_RC_WRITE_ONLY;
-	bth[1] &= (uint8_t)~ROCE_BTH_PAD_MASK;
-	roce_st32(bth + 4, (roce_ld32(bth + 4) & ~ROCE_QPN_MASK) | l->srv_qpn);
-	roce_st32(bth + 8, ROCE_BTH_ACKREQ | (lpsn & ROCE_PSN_MASK));
-	if (roce_parse(out->buf, len, &p) != ROCE_OK)
+	n = roce_build_zero_write(out->buf, sizeof(out->buf), l->rtmpl, l->rtmpl_len,
+				  l->rt_l3, l->rt_l4, l->srv_qpn, lpsn, &p);
+	if (n < 0)
 		return -1;
-	roce_ip_cksum_update(out->buf, &p);   /* a new length */
-	roce_resign(out->buf, &p);
-	out->len = len;
+	out->len = (uint32_t)n;
 	out->to_server = true;
 	return 0;
 }

@@ -570,6 +570,18 @@ int roce_build_ack(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
 		   uint32_t msn, bool with_orig, uint64_t orig,
 		   struct roce_pkt *out_p);
 
+/*
+ * Synthesize a zero-length RDMA WRITE_ONLY (AckReq set) from the headers of
+ * a request (tmpl[0..hdrs): L2 to the BTH of an IPv4 frame, IP and UDP
+ * headers at l3_off, l4_off), to qpn at psn: lengths, IPv4 checksum and
+ * ICRC computed, no UDP checksum.  It executes nothing (IBTA C9-88 allows
+ * a zero-length WRITE of any address and key).  Returns the frame length,
+ * or negative errno; *out_p is filled.
+ */
+int roce_build_zero_write(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
+			  uint32_t hdrs, uint32_t l3_off, uint32_t l4_off,
+			  uint32_t qpn, uint32_t psn, struct roce_pkt *out_p);
+
 /* mbuf conveniences over the above (single-segment mbufs). */
 int roce_mbuf_atomic_to_write(struct rte_mbuf *m, struct roce_pkt *p,
 			      const uint64_t *write_value);

@@ -252,6 +252,33 @@ roce_build_ack(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
 }
 
 
+int
+roce_build_zero_write(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
+		      uint32_t hdrs, uint32_t l3_off, uint32_t l4_off,
+		      uint32_t qpn, uint32_t psn, struct roce_pkt *out_p)
+{
+	const uint32_t len = hdrs + ROCE_RETH_LEN + ROCE_ICRC_LEN;
+	uint8_t *bth;
+
+	if (unlikely(hdrs < ROCE_BTH_LEN || l4_off + 8 > hdrs || len > cap))
+		return -ENOSPC;
+	memcpy(out, tmpl, hdrs);
+	memset(out + hdrs, 0, ROCE_RETH_LEN + ROCE_ICRC_LEN);
+	roce_st16(out + l3_off + 2, (uint16_t)(len - l3_off));   /* IPv4 total */
+	roce_st16(out + l4_off + 4, (uint16_t)(len - l4_off));   /* UDP length */
+	roce_st16(out + l4_off + 6, 0);                          /* no UDP csum */
+	bth = out + hdrs - ROCE_BTH_LEN;
+	bth[0] = ROCE_RC_WRITE_ONLY;
+	bth[1] &= (uint8_t)~ROCE_BTH_PAD_MASK;
+	roce_st32(bth + 4, (roce_ld32(bth + 4) & ~ROCE_QPN_MASK) | (qpn & ROCE_QPN_MASK));
+	roce_st32(bth + 8, ROCE_BTH_ACKREQ | (psn & ROCE_PSN_MASK));
+	if (roce_parse(out, len, out_p) != ROCE_OK)
+		return -EINVAL;
+	roce_ip_cksum_update(out, out_p);   /* a new length */
+	roce_resign(out, out_p);
+	return (int)len;
+}
+
 /* ---------------------------------------------------------------------- */
 /* mbuf wrappers: the frame is the first (only) segment's data. */
 

@@ -4,7 +4,7 @@
  *
  * Why it exists: the request path drops a request it can neither decide
  * nor pass safely (the S2 gate of ser_word.c, a word held by an orphan, a
- * request beyond a gap on a lock word).  The server never sees it, so it
+ * full stub ring).  The server never sees it, so it
  * never NAKs it, and a client QP with no retransmit timer (timeout 0:
  * rxe's perftest -u 0, the rig's lock client) waits for its answer
  * forever.  The full rig hit it: 1 drop in ~14k requests hung a client.
@@ -17,6 +17,21 @@
  * the response that answers the last of them.  remapping asks the same way
  * (lib/remap/remap_wait.c); rxe takes an RNR NAK at any time, and counts
  * it against rnr_retry (7: unlimited).
+ *
+ * An unpaired connection (a new life no response has answered yet, no
+ * RDMA CM) has no client QPN to send the NAK to.  Its server has: swordd
+ * sends the server a zero-length WRITE far ahead in the connection's PSN
+ * space (2^22), which the server takes for a sequence error and NAKs, to
+ * the client, at the PSN it expects.  The WRITE itself is never executed
+ * (its PSN is millions of requests away) and would change nothing if it
+ * were.  A responder NAKs a sequence error once until the expected PSN
+ * arrives, so this asks once per stall: a client asked, resending into a
+ * gate still closed, is dropped unasked (README, limits).
+ *
+ * A request dropped for its place (beyond a gap, further back than the
+ * window) is not asked for: the gap is a loss the client recovers from as
+ * on any link, and under reordering the missing request is only late; an
+ * ask would make it resend a window it is already sending.
  *
  * One ask per drop, at the earliest PSN the client must resend from.  A
  * gate can outlast several resends (an orphan's hold, a write whose ACK
@@ -48,6 +63,7 @@ ask_build(struct ser *s, struct ser_conn *sc, const uint8_t *tmpl,
 		return;
 	}
 	s->after.len = (uint32_t)n;
+	s->after.to_server = false;
 	s->n_after = 1;
 	sc->ask = 0;
 	if (sc->ask_n < UINT8_MAX)
@@ -83,17 +99,41 @@ ask_build_mirrored(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	ask_build(s, sc, tmpl, &tp);
 }
 
+/* The zero-length WRITE, from the client, that the server will NAK. */
+static void
+ask_poke(struct ser *s, const struct rc_conn *c, const uint8_t *f,
+	 const struct roce_pkt *p)
+{
+	struct roce_pkt op;
+	int n = roce_build_zero_write(s->after.buf, SER_EMIT_BUF, f,
+				      p->bth_off + ROCE_BTH_LEN, p->l3_off, p->l4_off,
+				      c->srv_qpn, roce_psn_add(p->psn, 1u << 22), &op);
+
+	if (n < 0) {
+		s->c.ask_failed++;
+		return;
+	}
+	s->after.len = (uint32_t)n;
+	s->after.to_server = true;
+	s->n_after = 1;
+	s->c.poked++;
+}
+
 void
 ser_ask_arm(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	    const uint8_t *f, const struct roce_pkt *p)
 {
-	/* beyond a gap, the client must resend from the gap */
-	uint32_t psn = roce_psn_diff(p->psn, c->next_psn) > 0 ? c->next_psn : p->psn;
+	uint32_t psn = p->psn;
 
 	/* the client QPN is needed, and a PSN whose answers are all in or
 	 * still to come (an older one is a duplicate the client no longer
 	 * waits for) */
-	if (!c->paired || sc->untracked || roce_psn_diff(psn, c->una) < 0)
+	if (!c->paired) {
+		if (!s->prm.no_poke)
+			ask_poke(s, c, f, p);
+		return;
+	}
+	if (sc->untracked || roce_psn_diff(psn, c->una) < 0)
 		return;
 	if (sc->ask && roce_psn_diff(sc->ask_psn, psn) <= 0)
 		return;          /* an earlier ask stands */

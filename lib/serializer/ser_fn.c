@@ -46,7 +46,7 @@ struct ser_fn {
 	X(conn_created) X(conn_evicted) X(conn_reincarnated) X(conn_closed)   \
 	X(cm_seen) X(cm_paired) X(pair_ambiguous) X(resp_out_of_window)       \
 	X(write_gated_drop) X(replay_zeroed) X(replay_redecided)             \
-	X(asked_back) X(ask_failed)
+	X(asked_back) X(poked) X(ask_failed)
 
 #define NAME(f) "atomic_" #f,
 static const char *const ser_fn_counter_names[] = {
@@ -96,6 +96,7 @@ ser_fn_params(struct ser_params *prm, struct ser_region *regions,
 	prm->learn_holdoff_tsc = ms_to_tsc(cfg->atomic.learn_holdoff_ms);
 	prm->conn_idle_tsc = ms_to_tsc(cfg->atomic.conn_idle_ms);
 	prm->no_force_ackreq = !cfg->atomic.force_ackreq;
+	prm->no_poke = cfg->remapping;
 	return 0;
 }
 
@@ -181,8 +182,9 @@ emit_frames(struct ser_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx,
 
 /*
  * The RNR NAK asking the client to resend a request the serializer dropped
- * (ser_after): instead of the dropped request, or behind the response that
- * answered the last PSN before it.
+ * (ser_after): instead of the dropped request (or the zero-length WRITE
+ * that makes the server ask an unpaired client), or behind the response
+ * that answered the last PSN before it.
  */
 static void
 send_after(struct ser_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx)
@@ -201,7 +203,7 @@ send_after(struct ser_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx)
 	}
 	memcpy(d, e->buf, e->len);
 	m->port = ctx->m->port;
-	if ((ctx->to_server ? sword_fn_emit(w, ctx, m, false) :
+	if ((ctx->to_server ? sword_fn_emit(w, ctx, m, e->to_server) :
 			      sword_fn_emit_after(w, ctx, m, false)) < 0)
 		f->emit_lost++;
 }

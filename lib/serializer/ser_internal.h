@@ -191,6 +191,7 @@ struct ser {
 	/* ser_ask.c: the frame to send after the one being handled */
 	struct ser_emit after;
 	uint8_t n_after;
+	bool drop_unasked;    /* the request is dropped for its place, not asked back */
 	struct ser_counters c;
 };
 

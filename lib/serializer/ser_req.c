@@ -217,6 +217,7 @@ static enum ser_verdict
 out_of_window(struct ser *s, const struct req_class *rc)
 {
 	s->c.psn_out_of_window++;
+	s->drop_unasked = true;   /* the client's own recovery (ser_ask.c) */
 	return rc->word != SER_NO_WORD ? drop(s) : SER_FORWARD;
 }
 
@@ -852,6 +853,7 @@ ser_on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	enum ser_verdict v;
 
 	s->n_after = 0;
+	s->drop_unasked = false;
 	if (ser_handle_cm(s, f, p, now))
 		return SER_FORWARD;
 	if (p->ip_version != 4 || (oi->flags & (ROCE_F_REQUEST | ROCE_F_RC)) !=
@@ -877,7 +879,7 @@ ser_on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	sc = ser_conn_state(s, c);
 	v = req_route(s, c, sc, f, len, cap, p, now);
 	/* (a new life keeps sc: it is the slot's state, reset) */
-	if (v == SER_DROP)
+	if (v == SER_DROP && !s->drop_unasked)
 		ser_ask_arm(s, c, sc, f, p);
 	else if (sc->ask && p->psn == sc->ask_psn)
 		sc->ask = 0;   /* it goes to the server after all */

@@ -86,6 +86,11 @@ struct ser_params {
 	/* swordd sets AckReq on writes it forwards to managed words (rewritten
 	 * atomics, releases) so they are ACKed promptly; true turns that off. */
 	bool no_force_ackreq;
+	/* An unpaired connection's dropped request is asked back through its
+	 * server (ser_ask.c: a zero-length WRITE far ahead in its PSN space,
+	 * which the server NAKs to the client); true turns that off.  swordd
+	 * sets it with remapping on (the WRITE would reach remapping). */
+	bool no_poke;
 	/* The connection table to work on, shared with other functions (the
 	 * serializer keeps it: opens, pairs, ages); NULL: a table of its own
 	 * with max_conns, conn_idle_tsc, learn_holdoff_tsc and ring_size. */
@@ -104,6 +109,7 @@ enum ser_verdict {
 struct ser_emit {
 	uint8_t buf[SER_EMIT_BUF];
 	uint32_t len;
+	bool to_server;   /* ser_after's frame only: it goes to the server */
 };
 
 struct ser_counters {
@@ -159,6 +165,7 @@ struct ser_counters {
 	uint64_t replay_zeroed;     /* replay of a decision the word moved past: no value re-sent */
 	uint64_t replay_redecided;  /* stale copy or new life of an answered decision: decided afresh */
 	uint64_t asked_back;        /* RNR NAKs asking a client to resend a dropped request */
+	uint64_t poked;             /* the same for an unpaired client, through its server */
 	uint64_t ask_failed;        /* such a NAK could not be built */
 };
 
@@ -193,11 +200,12 @@ enum ser_verdict ser_on_response(struct ser *s, uint8_t *frame, uint32_t *len,
 				 uint32_t *n_emit);
 
 /*
- * A frame for the client to send AFTER the one just handled, or NULL:
- * the RNR NAK asking a client to resend a request swordd dropped
- * (ser_ask.c).  After ser_on_request (which dropped the request) it goes
- * to the client instead; after ser_on_response, behind the response.
- * Valid until the next ser_on_request/ser_on_response.
+ * A frame to send AFTER the one just handled, or NULL: the RNR NAK asking
+ * a client to resend a request swordd dropped (ser_ask.c), or for an
+ * unpaired client the zero-length WRITE that makes its server ask
+ * (to_server set).  After ser_on_request (which dropped the request) it
+ * goes instead of it; after ser_on_response, behind the response.  Valid
+ * until the next ser_on_request/ser_on_response.
  */
 const struct ser_emit *ser_after(const struct ser *s);
 

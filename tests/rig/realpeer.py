@@ -414,11 +414,21 @@ def check_case(rig, case, log, rerun=False):
         res["rxe_delta_" + g] = delta
     timer_retries = 0
     nak_retries = {}
+    ask_retries = {}
     for g, peer in (("client", "server"), ("server", "client")):
         delta, pdelta = res["rxe_delta_" + g], res["rxe_delta_" + peer]
         for k in RETRY_COUNTERS:
             v = delta.get(k, 0)
             if v == 0:
+                continue
+            if case.accel == "on" and case.remap != "on" and case.path == "swordd" and \
+                    ((g == "client" and k in ("rcvd_rnr_err", "rcvd_seq_err")) or
+                     (g == "server" and k == "out_of_seq_request")):
+                # atomic replacement asks a client to resend a request it
+                # had to drop (lib/serializer/ser_ask.c): an RNR NAK, or
+                # for an unpaired client the server's sequence NAK to a
+                # WRITE far ahead; judged below against swordd's asks
+                ask_retries["%s.%s" % (g, k)] = v
                 continue
             if case.remap == "on" and ((g == "client" and k in ("completer_retry_err",
                                                                 "rcvd_seq_err",
@@ -501,6 +511,8 @@ def check_case(rig, case, log, rerun=False):
         st = rig.stats(label)
         if st is None:
             bad.append("swordd wrote no --stats-json")
+            bad.extend("%s rxe %s +%d" % (k.split(".")[0], k.split(".")[1], v)
+                       for k, v in ask_retries.items())
         else:
             keys = ["rx", "tx", "passthrough", "rewritten", "tx_dropped", "dispatch_dropped",
                     "filtered", "malformed", "non_roce", "managed_rx", "unmanaged",
@@ -519,10 +531,31 @@ def check_case(rig, case, log, rerun=False):
             # remapping creates frames (expanded ACKs) and drops some on
             # purpose (a client's request beyond the responder resources,
             # a gap): counted as filtered, judged by the endpoints
-            if s["rx"] != s["tx"] and case.remap != "on":
-                bad.append("swordd rx %d != tx %d" % (s["rx"], s["tx"]))
-            for k in ("tx_dropped", "dispatch_dropped", "filtered", "malformed"):
-                if s[k] and not (k == "filtered" and case.remap == "on"):
+            # atomic replacement drops a request it can neither decide nor
+            # pass (a gate) and asks its client to resend it: each drop is
+            # one ask, each ask one frame swordd created
+            asked = stat(st, "fn_atomic_asked_back")
+            poked = stat(st, "fn_atomic_poked")
+            req_drops = stat(st, "fn_atomic_dropped")
+            own_drops = req_drops + stat(st, "fn_atomic_dup_ack_dropped")
+            res["atomic_asks"] = dict(ask_retries, asked_back=asked, poked=poked,
+                                      dropped=req_drops)
+            if case.remap != "on" and s["rx"] - s["filtered"] + asked + poked != s["tx"]:
+                bad.append("swordd rx %d - filtered %d + asks %d != tx %d"
+                           % (s["rx"], s["filtered"], asked + poked, s["tx"]))
+            if case.remap != "on" and s["filtered"] != own_drops:
+                bad.append("swordd filtered=%d, atomic replacement dropped %d"
+                           % (s["filtered"], own_drops))
+            if req_drops > asked + poked:
+                bad.append("atomic replacement dropped %d requests, asked back %d"
+                           % (req_drops, asked + poked))
+            for k, v in ask_retries.items():
+                most = asked if k == "client.rcvd_rnr_err" else poked
+                if v > most:
+                    bad.append("%s rxe %s +%d, more than the %d asks swordd sent"
+                               % (k.split(".")[0], k.split(".")[1], v, most))
+            for k in ("tx_dropped", "dispatch_dropped", "malformed"):
+                if s[k]:
                     bad.append("swordd %s=%d" % (k, s[k]))
             if case.remap == "on":
                 naks = (stat(st, "fn_remap_resends_nakked") + stat(st, "fn_remap_resends_asked")

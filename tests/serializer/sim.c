@@ -461,7 +461,8 @@ deliver(struct sim *s, int qi, struct rm_frame *f)
 			out_frame(s, Q_S2M, f->buf, f->len, bad_in);
 		else if (ask != NULL) {
 			s->asked_back++;
-			out_frame(s, Q_S2C, ask->buf, ask->len, false);
+			out_frame(s, ask->to_server ? Q_S2M : Q_S2C, ask->buf, ask->len,
+				  false);
 		}
 		break;
 	case Q_S2M:
