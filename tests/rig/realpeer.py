@@ -422,7 +422,8 @@ def check_case(rig, case, log, rerun=False):
             if v == 0:
                 continue
             if case.accel == "on" and case.remap != "on" and case.path == "swordd" and \
-                    ((g == "client" and k in ("rcvd_rnr_err", "rcvd_seq_err")) or
+                    ((g == "client" and k in ("rcvd_rnr_err", "rcvd_seq_err",
+                                              "completer_retry_err")) or
                      (g == "server" and k == "out_of_seq_request")):
                 # atomic replacement asks a client to resend a request it
                 # had to drop (lib/serializer/ser_ask.c): an RNR NAK, or
