@@ -8,7 +8,7 @@ already well-formed, so each starts from seeds: every RoCEv2 frame of the
 real captures (and scapy frames with the shapes the captures lack: 802.1Q,
 IPv6, IPv4 options, padding, a real UDP checksum) for `parse`; short
 scripts of the lock, Clover and CM exchanges for `serializer` and
-`clover` (the step layout is documented in fuzz_serializer.c and
+`clover` (the step layout is documented in fuzz_script.h and
 fuzz_clover.c); the shipped configs for `config`.  Seed files are named
 seed-*; inputs that reproduced a finding are named regress-* and are
 written by hand, never by this script.
