@@ -512,6 +512,11 @@ resp_direct(struct remap *r, const struct rmp_server *sv, uint8_t *f,
 	struct rmp_conn *rcn;
 	uint32_t psn = p->psn;
 
+	/* only a verified answer pairs, moves the window or gives the MSN: a
+	 * corrupted PSN or MSN would bind the client at the wrong place or
+	 * with the wrong MSN (fuzz_remap, regress-direct-bad-icrc) */
+	if (!roce_icrc_verify(f, p))
+		return;
 	if (sv->keep_conns)
 		rmp_keep_response(r, sv, f, p, now);
 	c = rc_find_resp(r->rc, p->src_ip4, p->dst_ip4, p->qpn);
