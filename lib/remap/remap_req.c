@@ -395,18 +395,15 @@ req_route(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 }
 
 /* Not on a lane yet: note how far it has sent; bind at a fresh request
- * (one never sent before) when that is allowed (rmp_bind). */
+ * (one never sent before) when that is allowed (rmp_bind).  Only a
+ * verified frame gets here: it moves the window or binds. */
 static bool
 req_direct(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
-	   uint8_t *f, const struct roce_pkt *p, bool *icrc_ok, uint64_t now)
+	   uint8_t *f, const struct roce_pkt *p, uint64_t now)
 {
 	const uint32_t end = roce_psn_add(p->psn, span_of(r, f, p));
 	const bool fresh = rcn->dnext_set && rcn->dnext == p->psn;
 
-	/* only a verified frame moves the window or binds */
-	if (!*icrc_ok && !roce_icrc_verify(f, p))
-		return false;
-	*icrc_ok = true;
 	if (rmp_two_sided(p)) {
 		rcn->two_sided = 1;
 		r->c.two_sided_direct++;
@@ -446,10 +443,17 @@ remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		r->c.unbound_direct++;
 		return REMAP_PASS;
 	}
-	rcn = rmp_conn_of(r, c);
-	if (rcn->state != RC_BOUND && !req_direct(r, c, rcn, server, f, p, &icrc_ok, now)) {
-		r->c.unbound_direct++;
-		return REMAP_PASS;
+	rcn = &r->conns[rc_index(r->rc, c)];
+	if (rcn->inc != c->incarnation || rcn->state != RC_BOUND) {
+		/* a frame that fails its ICRC check creates nothing (I8),
+		 * not even remapping's record of the connection */
+		if ((!icrc_ok && !roce_icrc_verify(f, p)) ||
+		    !req_direct(r, c, rmp_conn_of(r, c), server, f, p, now)) {
+			r->c.unbound_direct++;
+			return REMAP_PASS;
+		}
+		icrc_ok = true;
+		rcn = rmp_conn_of(r, c);
 	}
 	return req_route(r, c, rcn, f, p, icrc_ok, now, emit, emit_cap, n_emit);
 }
