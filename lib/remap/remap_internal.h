@@ -92,6 +92,8 @@ struct rmp_lane {
 	uint32_t *wait;       /* rc slots of waiting clients, rc capacity entries */
 };
 
+/* RC_LOST: it rode a lane that closed and has opened again for another
+ * owner; dropped like a closed lane's clients until it reconnects */
 enum rmp_conn_state { RC_DIRECT = 0, RC_BOUND, RC_LOST };
 
 /* What swordd remembers of one client PSN, after its stub may be gone:

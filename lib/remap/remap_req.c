@@ -363,7 +363,7 @@ req_route(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 		r->c.before_binding++;  /* sent before the binding: its own QP */
 		return REMAP_PASS;
 	}
-	if (!l->open) {
+	if (!l->open || rcn->state == RC_LOST) {
 		r->c.dead_lane_dropped++;
 		return REMAP_DROP;
 	}
@@ -444,7 +444,7 @@ remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		return REMAP_PASS;
 	}
 	rcn = &r->conns[rc_index(r->rc, c)];
-	if (rcn->inc != c->incarnation || rcn->state != RC_BOUND) {
+	if (rcn->inc != c->incarnation || rcn->state == RC_DIRECT) {
 		/* a frame that fails its ICRC check creates nothing (I8),
 		 * not even remapping's record of the connection */
 		if ((!icrc_ok && !roce_icrc_verify(f, p)) ||
