@@ -22,6 +22,81 @@ static const uint64_t dts[16] = {
 	10000000, 100000000,
 };
 
+bool fz_trace;
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	roce_crc_init();
+	fz_trace = getenv("FUZZ_TRACE") != NULL;
+	return 0;
+}
+
+const uint32_t fz_srv_ip[FZ_NSRV] = {
+	RTE_BE32(0xc6120001), RTE_BE32(0xc6120002), RTE_BE32(0xc6120003),
+};
+const uint64_t fz_region_base[2] = { 0x10000, 0x20000 };
+
+uint32_t
+fz_cl_ip(int i)
+{
+	return rte_cpu_to_be_32(0xc6120010u + (uint32_t)(i / FZ_NQP));
+}
+
+uint32_t
+fz_cl_qpn(int i, int srv)
+{
+	return 0x200u + (uint32_t)i + 0x20u * (uint32_t)srv;
+}
+
+uint32_t
+fz_srv_qpn(int i, int srv)
+{
+	return 0x100u + (uint32_t)i + 0x20u * (uint32_t)srv;
+}
+
+struct rm_addr
+fz_addr(int i, int srv, bool to_server)
+{
+	struct rm_addr a = { 0 };
+	uint8_t cm[6] = { 2, 0, 0, 0, 1, (uint8_t)(i / FZ_NQP) };
+	uint8_t sm[6] = { 2, 0, 0, 0, 2, (uint8_t)srv };
+
+	if (to_server) {
+		memcpy(a.src_mac, cm, 6);
+		memcpy(a.dst_mac, sm, 6);
+		a.src_ip = fz_cl_ip(i);
+		a.dst_ip = fz_srv_ip[srv];
+		a.dest_qpn = fz_srv_qpn(i, srv);
+	} else {
+		memcpy(a.src_mac, sm, 6);
+		memcpy(a.dst_mac, cm, 6);
+		a.src_ip = fz_srv_ip[srv];
+		a.dst_ip = fz_cl_ip(i);
+		a.dest_qpn = fz_cl_qpn(i, srv);
+	}
+	return a;
+}
+
+struct fz_target
+fz_target(const uint8_t *b, struct fz_conn (*c)[FZ_NSRV], uint32_t ring, int *ci, int *si)
+{
+	int i = (b[1] & 15) % FZ_NCONN, srv = (b[1] >> 4 & 3) % FZ_NSRV;
+	struct fz_conn *cn = &c[i][srv];
+
+	*ci = i;
+	*si = srv;
+	return (struct fz_target){
+		.c = cn, .srv = &cn->srv, .up = fz_addr(i, srv, true),
+		.down = fz_addr(i, srv, false), .cl_qpn = fz_cl_qpn(i, srv),
+		.srv_qpn = fz_srv_qpn(i, srv), .cm_cid = 0x1000u + (uint32_t)i,
+		.cm_sid = 0x2000u + (uint32_t)srv, .va_base = fz_region_base[srv == 1],
+		.ring = ring, .resp_psn = cn->next - 1,
+	};
+}
+
 uint64_t
 fz_dt(const uint8_t *b)
 {
@@ -349,6 +424,35 @@ fz_mangle(const uint8_t *b, struct fz_frame *f)
 	}
 }
 
+int
+fz_run(const struct fz_driver *d, const uint8_t *data, size_t size)
+{
+	static struct fz_frame f;
+
+	if (size < 2)
+		return 0;
+	d->setup(data[0], data[1]);
+	for (size_t at = 2; at + FZ_STEP <= size; at += FZ_STEP) {
+		const uint8_t *b = data + at;
+		uint64_t dt = fz_dt(b);
+		int ci, si;
+		bool to_server;
+
+		*d->now += dt;
+		if (b[0] % FZ_OP_NUM == FZ_RESET) {
+			d->reset(b[7]);
+			continue;
+		}
+		if (!d->build(b, &f, &ci, &si, &to_server))
+			continue;
+		fz_mangle(b, &f);
+		d->call(f.buf, f.len, to_server, ci, si, b[7],
+			b[0] % FZ_OP_NUM == FZ_RETRANSMIT, dt);
+	}
+	d->teardown();
+	return 0;
+}
+
 void
 fz_conn_init(struct fz_conn *c, unsigned int mode, int i, int s, int nsrv)
 {
@@ -476,4 +580,26 @@ fz_check_frame(const uint8_t *in, uint32_t in_len, const uint8_t *out, uint32_t 
 		   out, out_len);
 	REF_ASSERT(ref_udp_cksum_state(out, &ro) == (ref_udp_cksum_state(in, &ri) != 0),
 		   "UDP checksum not kept as the sender chose", out, out_len);
+}
+
+FUZZ_ORACLE void
+fz_i6(struct fz_prev *pv, int ci, int si, uint32_t hn, bool repeat, bool comparable,
+      bool keep, const uint8_t *in, uint32_t len, int v, const uint8_t *out, uint32_t out_len)
+{
+	if (repeat && comparable && pv->valid && pv->conn == ci && pv->srv == si &&
+	    pv->hn == hn && pv->in.len == len && memcmp(pv->in.buf, in, len) == 0)
+		REF_ASSERT(v == pv->v && out_len == pv->out.len &&
+			   memcmp(out, pv->out.buf, out_len) == 0,
+			   "retransmission answered differently", out, out_len);
+	pv->valid = keep;
+	if (!keep)
+		return;
+	pv->conn = ci;
+	pv->srv = si;
+	pv->v = v;
+	pv->hn = hn;
+	pv->out.len = out_len;
+	memcpy(pv->out.buf, out, out_len);
+	pv->in.len = len;
+	memcpy(pv->in.buf, in, len);
 }

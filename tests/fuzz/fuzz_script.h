@@ -42,6 +42,10 @@
 #define FZ_PMTU 1024           /* the script's idea of READ spans */
 #define FZ_RKEY 0x2521
 #define FZ_STEP 8
+#define FZ_NIP 3               /* client hosts */
+#define FZ_NQP 3               /* QPs per client host and server */
+#define FZ_NCONN (FZ_NIP * FZ_NQP)
+#define FZ_NSRV 3              /* servers 0 and 1 have lock regions; 2 none */
 
 enum fz_op {
 	FZ_CAS, FZ_FAA, FZ_MCAS, FZ_WRITE, FZ_WRITE_FIRST, FZ_WRITE_MIDDLE,
@@ -57,6 +61,12 @@ struct fz_frame {
 	uint32_t len;
 	uint8_t buf[FZ_FRAME_MAX];
 };
+
+/* FUZZ_TRACE=1 in the environment: the harness prints every call (for
+ * triage).  fuzz_script.c's LLVMFuzzerInitialize sets it (and the CRC
+ * tables) for the harnesses that use these steps. */
+extern bool fz_trace;
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 /* What one server QP has sent (the MSN it counts, its last response). */
 struct fz_side {
@@ -85,6 +95,22 @@ struct fz_target {
 	uint32_t resp_psn;         /* what a response's PSN is picked around */
 };
 
+extern const uint32_t fz_srv_ip[FZ_NSRV];     /* network order */
+extern const uint64_t fz_region_base[2];        /* lock regions of servers 0, 1 */
+
+/* Connection i (0..FZ_NCONN) of server srv: its client's IP (network
+ * order), its client QPN (responses' destination), its server QPN
+ * (requests' destination), and the addressing of one direction. */
+uint32_t fz_cl_ip(int i);
+uint32_t fz_cl_qpn(int i, int srv);
+uint32_t fz_srv_qpn(int i, int srv);
+struct rm_addr fz_addr(int i, int srv, bool to_server);
+
+/* Step b's connection (*ci) and server (*si), from c[FZ_NCONN][FZ_NSRV],
+ * answered by its own server QP, PSN jumps of ring. */
+struct fz_target fz_target(const uint8_t *b, struct fz_conn (*c)[FZ_NSRV], uint32_t ring,
+			   int *ci, int *si);
+
 /*
  * Build step b into f.  *to_server says which side sends it.  Updates the
  * script's counters (t->c, t->srv).  Returns false if the step sends
@@ -92,6 +118,25 @@ struct fz_target {
  */
 bool fz_build(const uint8_t *b, const struct fz_target *t, struct fz_frame *f,
 	      bool *to_server);
+
+/* The harness's part of running a script. */
+struct fz_driver {
+	void (*setup)(uint8_t h0, uint8_t h1);   /* the input's two header bytes */
+	void (*teardown)(void);
+	uint64_t *now;             /* its clock: fz_dt(b) passes before step b */
+	/* FZ_RESET (b7 == 0xff: a restart); the previous call is no
+	 * original for a retransmission after it */
+	void (*reset)(uint8_t b7);
+	bool (*build)(const uint8_t *b, struct fz_frame *f, int *ci, int *si,
+		      bool *to_server);
+	void (*call)(const uint8_t *in, uint32_t len, bool to_server, int ci, int si,
+		     uint8_t b7, bool is_retransmit, uint64_t dt);
+};
+
+/* One input: setup from its two header bytes, then every step (FZ_STEP
+ * bytes each): time passes, a reset, or the step's frame built, mangled
+ * (fz_mangle) and handed to call; teardown.  Returns 0 (libFuzzer's). */
+int fz_run(const struct fz_driver *d, const uint8_t *data, size_t size);
 
 /* A PSN from b: base, base + a small delta, a ring away, back to initial,
  * half the PSN space away. */
@@ -129,6 +174,26 @@ FUZZ_ORACLE void fz_check_table(struct rc_table *t);
  * or right.  *out_p gets its parse. */
 FUZZ_ORACLE void fz_check_frame(const uint8_t *in, uint32_t in_len, const uint8_t *out,
 				uint32_t out_len, bool keep_udp, struct roce_pkt *out_p);
+
+/* I6: a request call kept as the original of a retransmission. */
+struct fz_prev {
+	bool valid;
+	int conn, srv, v;          /* connection, server, verdict */
+	uint32_t hn;               /* its connection's history count then */
+	struct fz_frame in, out;
+};
+
+/*
+ * After a request call of connection (ci, si), whose history count is now
+ * hn, answered v with out[0..out_len): if repeat (an immediate
+ * retransmission of the latest request, good ICRC, its own entry point)
+ * and the original's answer is comparable (the caller says, from pv->v),
+ * the same verdict and bytes are due; then the call becomes the original
+ * if keep.
+ */
+FUZZ_ORACLE void fz_i6(struct fz_prev *pv, int ci, int si, uint32_t hn, bool repeat,
+		       bool comparable, bool keep, const uint8_t *in, uint32_t len, int v,
+		       const uint8_t *out, uint32_t out_len);
 
 /* Snapshot helper: a copy of n bytes, or abort. */
 FUZZ_ORACLE void *fz_dup(const void *src, size_t n);

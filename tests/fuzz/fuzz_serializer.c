@@ -56,19 +56,11 @@
 #include "ser_internal.h"
 #include "serializer.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define NIP 3
-#define NQP 3
-#define NCONN (NIP * NQP)
-#define NSRV 3                 /* 0, 1 managed; 2 not */
+#define NCONN FZ_NCONN
+#define NSRV FZ_NSRV           /* 0, 1 managed; 2 not */
 #define EMIT_MAX 32
-
-static const uint32_t srv_ip[NSRV] = {
-	RTE_BE32(0xc6120001), RTE_BE32(0xc6120002), RTE_BE32(0xc6120003),
-};
-static const uint64_t region_base[2] = { 0x10000, 0x20000 };
 
 struct world {
 	/* everything before c is cleared for each input */
@@ -78,88 +70,19 @@ struct world {
 	uint64_t now;
 	uint32_t cap_slack;        /* room past the frame given to the serializer */
 	uint32_t emit_cap;
-	/* I6: the previous call, if it was a request */
-	struct {
-		bool valid;
-		int conn, srv;
-		enum ser_verdict v;
-		uint32_t hn;
-		struct fz_frame in, out;
-	} prev;
+	struct fz_prev prev;       /* I6: the previous call, if it was a request */
 	struct fz_conn c[NCONN][NSRV];
 };
 
 static struct world W;
-static bool trace;      /* FUZZ_TRACE=1: print every call (for triage) */
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	roce_crc_init();
-	trace = getenv("FUZZ_TRACE") != NULL;
-	return 0;
-}
-
-static uint32_t
-cl_ip(int i)
-{
-	return rte_cpu_to_be_32(0xc6120010u + (uint32_t)(i / NQP));
-}
-
-static uint32_t
-cl_qpn(int i, int srv)
-{
-	return 0x200u + (uint32_t)i + 0x20u * (uint32_t)srv;
-}
-
-static uint32_t
-srv_qpn(int i, int srv)
-{
-	return 0x100u + (uint32_t)i + 0x20u * (uint32_t)srv;
-}
-
-static struct rm_addr
-addr(int i, int srv, bool to_server)
-{
-	struct rm_addr a = { 0 };
-	uint8_t cm[6] = { 2, 0, 0, 0, 1, (uint8_t)(i / NQP) };
-	uint8_t sm[6] = { 2, 0, 0, 0, 2, (uint8_t)srv };
-
-	if (to_server) {
-		memcpy(a.src_mac, cm, 6);
-		memcpy(a.dst_mac, sm, 6);
-		a.src_ip = cl_ip(i);
-		a.dst_ip = srv_ip[srv];
-		a.dest_qpn = srv_qpn(i, srv);
-	} else {
-		memcpy(a.src_mac, sm, 6);
-		memcpy(a.dst_mac, cm, 6);
-		a.src_ip = srv_ip[srv];
-		a.dst_ip = cl_ip(i);
-		a.dest_qpn = cl_qpn(i, srv);
-	}
-	return a;
-}
-
-/* Step b's frame into f (fuzz_script.h): connection i of server srv,
- * answered by its own server QP.  Returns false if it sends nothing. */
+/* Step b's frame into f (fuzz_script.h), answered by the connection's own
+ * server QP.  Returns false if it sends nothing. */
 static bool
 build(const uint8_t *b, struct fz_frame *f, int *ci, int *si, bool *to_server)
 {
-	int i = (b[1] & 15) % NCONN, srv = (b[1] >> 4 & 3) % NSRV;
-	struct fz_conn *c = &W.c[i][srv];
-	struct fz_target t = {
-		.c = c, .srv = &c->srv, .up = addr(i, srv, true),
-		.down = addr(i, srv, false), .cl_qpn = cl_qpn(i, srv),
-		.srv_qpn = srv_qpn(i, srv), .cm_cid = 0x1000u + (uint32_t)i,
-		.cm_sid = 0x2000u + (uint32_t)srv, .va_base = region_base[srv == 1],
-		.ring = W.prm.ring_size, .resp_psn = c->next - 1,
-	};
+	struct fz_target t = fz_target(b, W.c, W.prm.ring_size, ci, si);
 
-	*ci = i;
-	*si = srv;
 	return fz_build(b, &t, f, to_server);
 }
 
@@ -322,7 +245,7 @@ call(const uint8_t *in, uint32_t len, bool to_server, int ci, int si, uint8_t b7
 	else
 		v = ser_on_response(W.s, buf, &l, cap, &p, W.now, emit, W.emit_cap,
 				    &n_emit);
-	if (trace) {
+	if (fz_trace) {
 		fprintf(stderr, "t=%llu %s conn %d srv %d opcode 0x%02x psn %u%s -> "
 			"verdict %d emit %u conns %u\n", (unsigned long long)W.now,
 			as_req ? "req " : "resp", ci, si, p0.opcode, p0.psn,
@@ -371,41 +294,26 @@ call(const uint8_t *in, uint32_t len, bool to_server, int ci, int si, uint8_t b7
 	}
 
 	/* I6: an immediate retransmission is answered as the original was */
-	if (is_retransmit && dt == 0 && to_server && !(b7 & 0x40) && (b7 & 3) == 0 &&
-	    good && W.prev.valid && W.prev.conn == ci && W.prev.srv == si &&
-	    W.prev.hn == W.c[ci][si].hn && W.prev.v != SER_DROP &&
-	    W.prev.in.len == len && memcmp(W.prev.in.buf, in, len) == 0) {
-		REF_ASSERT(v == W.prev.v && l == W.prev.out.len &&
-			   memcmp(buf, W.prev.out.buf, l) == 0,
-			   "retransmission answered differently", buf, l);
-	}
-	W.prev.valid = to_server && !(b7 & 0x40) && good && !is_retransmit;
-	if (W.prev.valid) {
-		W.prev.conn = ci;
-		W.prev.srv = si;
-		W.prev.v = v;
-		W.prev.hn = W.c[ci][si].hn;
-		W.prev.out.len = l;
-		memcpy(W.prev.out.buf, buf, l);
-		W.prev.in.len = len;
-		memcpy(W.prev.in.buf, in, len);
-	}
+	fz_i6(&W.prev, ci, si, W.c[ci][si].hn,
+	      is_retransmit && dt == 0 && to_server && !(b7 & 0x40) && (b7 & 3) == 0 && good,
+	      W.prev.v != SER_DROP, to_server && !(b7 & 0x40) && good && !is_retransmit,
+	      in, len, v, buf, l);
 	fz_check_table(W.s->rc);
 	check_words();
 }
 
 /* ------------------------------------------------------------------ */
 
-static int
-setup(const uint8_t h0, const uint8_t h1)
+static void
+setup(uint8_t h0, uint8_t h1)
 {
 	static const uint32_t refusals[4] = { 0, 1, 4, 16 };
 
 	memset(&W, 0, offsetof(struct world, c));
-	W.regions[0] = (struct ser_region){ .server_ip4 = srv_ip[0], .rkey = FZ_RKEY,
-		.base = region_base[0], .len = 8 * FZ_REGION_WORDS };
-	W.regions[1] = (struct ser_region){ .server_ip4 = srv_ip[1], .rkey = FZ_RKEY,
-		.any_rkey = (h1 & 0x40) != 0, .base = region_base[1],
+	W.regions[0] = (struct ser_region){ .server_ip4 = fz_srv_ip[0], .rkey = FZ_RKEY,
+		.base = fz_region_base[0], .len = 8 * FZ_REGION_WORDS };
+	W.regions[1] = (struct ser_region){ .server_ip4 = fz_srv_ip[1], .rkey = FZ_RKEY,
+		.any_rkey = (h1 & 0x40) != 0, .base = fz_region_base[1],
 		.len = 8 * FZ_REGION_WORDS };
 	W.prm = (struct ser_params){
 		.regions = W.regions, .n_regions = 2,
@@ -429,37 +337,28 @@ setup(const uint8_t h0, const uint8_t h1)
 	for (int i = 0; i < NCONN; i++)
 		for (int s = 0; s < NSRV; s++)
 			fz_conn_init(&W.c[i][s], h1 & 3, i, s, NSRV);
-	return 0;
+}
+
+static void
+reset(uint8_t b7)
+{
+	if (b7 == 0xff)
+		ser_reset(W.s);
+	W.prev.valid = false;
+}
+
+static void
+teardown(void)
+{
+	ser_destroy(W.s);
+	W.s = NULL;
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct fz_frame f;
+	static const struct fz_driver d = { .setup = setup, .teardown = teardown,
+		.now = &W.now, .reset = reset, .build = build, .call = call };
 
-	if (size < 2)
-		return 0;
-	setup(data[0], data[1]);
-	for (size_t at = 2; at + FZ_STEP <= size; at += FZ_STEP) {
-		const uint8_t *b = data + at;
-		uint64_t dt = fz_dt(b);
-		int ci, si;
-		bool to_server;
-
-		W.now += dt;
-		if (b[0] % FZ_OP_NUM == FZ_RESET) {
-			if (b[7] == 0xff)
-				ser_reset(W.s);
-			W.prev.valid = false;
-			continue;
-		}
-		if (!build(b, &f, &ci, &si, &to_server))
-			continue;
-		fz_mangle(b, &f);
-		call(f.buf, f.len, to_server, ci, si, b[7],
-		     b[0] % FZ_OP_NUM == FZ_RETRANSMIT, dt);
-	}
-	ser_destroy(W.s);
-	W.s = NULL;
-	return 0;
+	return fz_run(&d, data, size);
 }
