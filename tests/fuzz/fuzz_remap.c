@@ -61,7 +61,9 @@
  *     last (READs by their span), and a lane PSN is sent again only for
  *     the same client's same PSN, never after swordd filled it (I6) —
  *     unless the script's server answered a PSN never sent on that lane
- *     (no real server does; the lane's log is then not judged);
+ *     (no real server does) or a client resent a READ with a span other
+ *     than what is left of its original's (no real client does): the
+ *     lane's log is then not judged;
  *   - bounded tables: per lane next - una <= ring, outstanding READs and
  *     atomics <= the responder resources and equal to the stubs holding
  *     one, the wait queue within the table, bound clients counted right;
@@ -449,19 +451,33 @@ lane_sent(int k, const uint8_t *out, const struct roce_pkt *p, uint32_t cl_ip,
 		g->next = roce_psn_add(p->psn, span);
 		return;
 	}
-	/* sent again: judged by its first PSN (a READ resumed inside its
-	 * span asks for the rest, which the script's READ may not) */
-	e = &logent[k][p->psn % LOG_RING];
-	if (e->epoch != g->epoch || e->psn != p->psn)
-		return;
-	if (cl_qpn == 0) {          /* filled: nobody sends it again */
-		e->cl_qpn = 0;
-		return;
+	/* sent again: its first PSN must be the same request's; a READ
+	 * resent with a span other than what is left of its original's (the
+	 * script's READs need not keep their length) breaks the client's own
+	 * PSN space, and swordd follows the frame: the lane is not judged on */
+	for (uint32_t q = 0; q < span; q++) {
+		e = &logent[k][roce_psn_add(p->psn, q) % LOG_RING];
+		if (e->epoch != g->epoch || e->psn != roce_psn_add(p->psn, q)) {
+			g->tainted = q > 0;
+			return;
+		}
+		if (cl_qpn == 0) {          /* filled: nobody sends it again */
+			e->cl_qpn = 0;
+			return;
+		}
+		if (q == 0) {
+			REF_ASSERT(e->cl_qpn != 0,
+				   "I2: a client request at a lane PSN swordd filled",
+				   out, p->frame_len);
+			REF_ASSERT(e->cl_ip == cl_ip && e->cl_qpn == cl_qpn && e->cpsn == cpsn,
+				   "I2: a lane PSN sent again for another request", out,
+				   p->frame_len);
+		} else if (e->cl_ip != cl_ip || e->cl_qpn != cl_qpn ||
+			   e->cpsn != roce_psn_add(cpsn, q)) {
+			g->tainted = true;
+			return;
+		}
 	}
-	REF_ASSERT(e->cl_qpn != 0, "I2: a client request at a lane PSN swordd filled",
-		   out, p->frame_len);
-	REF_ASSERT(e->cl_ip == cl_ip && e->cl_qpn == cl_qpn && e->cpsn == cpsn,
-		   "I2: a lane PSN sent again for another request", out, p->frame_len);
 }
 
 /* A response at lane PSN psn of lane k: no real server answers a PSN the
