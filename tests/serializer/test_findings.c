@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_findings.c — what the fuzz harnesses (tests/fuzz) found in
- * lib/serializer and lib/rc, one hand-written scenario each.
+ * lib/serializer, lib/rc and lib/remap, one hand-written scenario each.
  *
- * Why it exists: the corpus files tests/fuzz/corpus/serializer/regress-*
- * replay each finding in the fuzz suite, but a script of fuzzer bytes says
- * nothing to a reader; these tests state the bug and its fix in frames.
+ * Why it exists: the corpus files tests/fuzz/corpus/{serializer,remap}/
+ * regress-* replay each finding in the fuzz suite, but a script of fuzzer
+ * bytes says nothing to a reader; these tests state the bug and its fix in
+ * frames.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -13,7 +14,9 @@
 
 #include <rte_byteorder.h>
 
+#include "rc.h"
 #include "rdma_model.h"
+#include "remap_internal.h"
 #include "roce.h"
 #include "serializer.h"
 
@@ -39,6 +42,16 @@ static const struct rm_addr up_b = {
 static const struct rm_addr down_b = {
 	.src_mac = { 2, 0, 0, 0, 0, 0x99 }, .dst_mac = { 2, 0, 0, 0, 0, 0x11 },
 	.src_ip = SRV, .dst_ip = CLI + RTE_BE32(1), .dest_qpn = 0x201,
+};
+
+/* a third client (another host) */
+static const struct rm_addr up_c = {
+	.src_mac = { 2, 0, 0, 0, 0, 0x12 }, .dst_mac = { 2, 0, 0, 0, 0, 0x99 },
+	.src_ip = CLI + RTE_BE32(2), .dst_ip = SRV, .dest_qpn = 0x102,
+};
+static const struct rm_addr down_c = {
+	.src_mac = { 2, 0, 0, 0, 0, 0x99 }, .dst_mac = { 2, 0, 0, 0, 0, 0x12 },
+	.src_ip = SRV, .dst_ip = CLI + RTE_BE32(2), .dest_qpn = 0x202,
 };
 
 static struct ser *
@@ -237,6 +250,176 @@ START_TEST(redecide_that_goes_real_gives_its_hold_back)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* lib/remap (fuzz_remap): remapping alone, keeping its own table, 1 lane */
+
+struct rmp_world {
+	struct rc_table *rc;
+	struct remap *r;
+	struct remap_server srv;
+	struct remap_emit emit[8];
+	uint32_t n_emit;
+};
+
+static void
+rmp_new(struct rmp_world *w)
+{
+	w->rc = rc_create(&(struct rc_params){ .max_conns = 16 });
+	ck_assert_ptr_nonnull(w->rc);
+	w->srv = (struct remap_server){ .ip = SRV, .lanes = 1, .keep_conns = true };
+	w->r = remap_create(&(struct remap_params){ .servers = &w->srv, .n_servers = 1,
+						    .rc = w->rc, .ring = 64 });
+	ck_assert_ptr_nonnull(w->r);
+}
+
+static void
+rmp_free(struct rmp_world *w)
+{
+	remap_destroy(w->r);
+	rc_destroy(w->rc);
+}
+
+static enum remap_verdict
+rmp_req(struct rmp_world *w, uint8_t *f, uint32_t len, uint64_t now)
+{
+	struct roce_pkt p;
+
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	return remap_on_request(w->r, f, &len, 2048, &p, false, now, w->emit, 8, &w->n_emit);
+}
+
+static enum remap_verdict
+rmp_resp(struct rmp_world *w, uint8_t *f, uint32_t len, uint64_t now)
+{
+	struct roce_pkt p;
+
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	return remap_on_response(w->r, f, &len, 2048, &p, now, w->emit, 8, &w->n_emit);
+}
+
+/* A client's connection paired on evidence (a WRITE at psn on its own QP,
+ * answered there with MSN 1), then bound onto the lane by its next WRITE. */
+static void
+rmp_bind_client(struct rmp_world *w, const struct rm_addr *u, const struct rm_addr *d,
+		uint32_t psn)
+{
+	uint8_t f[2048];
+	uint32_t len;
+
+	len = write8_from(f, u, psn, 0);
+	ck_assert_int_eq(rmp_req(w, f, len, 1), REMAP_PASS);
+	len = ack_to(f, d, psn, 1);
+	ck_assert_int_eq(rmp_resp(w, f, len, 2), REMAP_PASS);
+	len = write8_from(f, u, psn + 1, 0);
+	ck_assert_int_eq(rmp_req(w, f, len, 3), REMAP_MODIFIED);
+}
+
+/*
+ * Finding 3 (fuzz_remap, regress-direct-bad-icrc): an answer from a
+ * connection's own server QP (not on a lane yet) moved its window (una)
+ * and set the MSN it would bind with before any ICRC check.  A corrupted
+ * one could bind the client while a request of its own was still
+ * outstanding on its own QP, or with an MSN it never had (I8).
+ */
+START_TEST(remap_direct_answer_with_bad_icrc_teaches_nothing)
+{
+	struct rmp_world w;
+	uint8_t f[2048];
+	uint32_t len;
+
+	rmp_new(&w);
+	len = write8_from(f, &up, 10, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 1), REMAP_PASS);
+	len = write8_from(f, &up, 11, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 2), REMAP_PASS);
+	len = ack(f, 10, 1);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 3), REMAP_PASS);      /* paired */
+	/* the answer to 11, corrupted on the way (MSN 7, bad ICRC) */
+	len = ack(f, 11, 7);
+	f[len - 1] ^= 1;
+	ck_assert_int_eq(rmp_resp(&w, f, len, 4), REMAP_PASS);
+	/* 11 is still outstanding: 12 must not bind */
+	len = write8_from(f, &up, 12, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 5), REMAP_PASS);
+	ck_assert_uint_eq(remap_counters(w.r)->bound, 0);
+	/* the real answers: it binds at its next request */
+	len = ack(f, 11, 2);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 6), REMAP_PASS);
+	len = ack(f, 12, 3);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 7), REMAP_PASS);
+	len = write8_from(f, &up, 13, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 8), REMAP_MODIFIED);
+	ck_assert_uint_eq(remap_counters(w.r)->bound, 1);
+	rmp_free(&w);
+}
+END_TEST
+
+/*
+ * Finding 4 (fuzz_remap, regress-cm-bad-icrc-record): a request of a
+ * connection remapping had no record of yet (opened by the RDMA CM, or by
+ * the serializer in front) made that record before its ICRC was checked:
+ * a bad frame created state (I8).
+ */
+START_TEST(remap_request_with_bad_icrc_creates_no_record)
+{
+	struct rmp_world w;
+	struct rc_conn *c;
+	uint8_t f[2048];
+	uint32_t len;
+
+	rmp_new(&w);
+	c = rc_open(w.rc, up.src_ip, up.dst_ip, up.dest_qpn, 10, 1);
+	ck_assert_ptr_nonnull(c);
+	len = write8_from(f, &up, 10, 0);
+	f[len - 1] ^= 1;
+	ck_assert_int_eq(rmp_req(&w, f, len, 2), REMAP_PASS);
+	ck_assert_uint_eq(w.r->conns[rc_index(w.rc, c)].inc, 0);
+	len = write8_from(f, &up, 10, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 3), REMAP_PASS);
+	ck_assert_uint_eq(w.r->conns[rc_index(w.rc, c)].inc, c->incarnation);
+	rmp_free(&w);
+}
+END_TEST
+
+/*
+ * Finding 5 (fuzz_remap, regress-lane-reopened): a fatal NAK closes a
+ * lane; its clients stay bound to it and their requests are dropped until
+ * they reconnect.  But the next connection to bind reopened the same lane
+ * slot as its own, and the closed lane's clients silently rode the new
+ * owner's QP: a request of theirs executed and ACKed there acknowledged
+ * to the client the ones lost with the old lane (a lost write).
+ */
+START_TEST(remap_clients_of_a_closed_lane_stay_off_its_next_life)
+{
+	struct rmp_world w;
+	uint8_t f[2048], aeth[4];
+	uint32_t len;
+	struct roce_pkt p;
+
+	rmp_new(&w);
+	rmp_bind_client(&w, &up, &down, 10);         /* A: the lane, from 11 */
+	rmp_bind_client(&w, &up_b, &down_b, 100);    /* B rides it (lane PSN 12) */
+	/* the server's QP fails: a remote-access NAK at lane PSN 11 */
+	roce_st32(aeth, ((uint32_t)roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_REMOTE_ACCESS)
+			 << 24) | 1);
+	len = rm_build(f, &down, ROCE_RC_ACKNOWLEDGE, 11, false, aeth, 4, NULL, 0);
+	rmp_resp(&w, f, len, 4);
+	ck_assert_uint_eq(remap_counters(w.r)->lanes_closed, 1);
+	/* C binds: the lane opens again, on C's QP */
+	rmp_bind_client(&w, &up_c, &down_c, 200);
+	ck_assert_uint_eq(remap_counters(w.r)->lanes_opened, 2);
+	/* B's next WRITE (its 101 was lost with the old lane) stays off it */
+	len = write8_from(f, &up_b, 102, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 5), REMAP_DROP);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_uint_eq(p.qpn, up_b.dest_qpn);
+	len = write8_from(f, &up, 12, 0);           /* A, the old owner, too */
+	ck_assert_int_eq(rmp_req(&w, f, len, 6), REMAP_DROP);
+	ck_assert_uint_eq(remap_counters(w.r)->dead_lane_dropped, 2);
+	rmp_free(&w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -248,6 +431,9 @@ main(void)
 	roce_crc_init();
 	tcase_add_test(tc, open_write_replaced_gives_its_words_back);
 	tcase_add_test(tc, redecide_that_goes_real_gives_its_hold_back);
+	tcase_add_test(tc, remap_direct_answer_with_bad_icrc_teaches_nothing);
+	tcase_add_test(tc, remap_request_with_bad_icrc_creates_no_record);
+	tcase_add_test(tc, remap_clients_of_a_closed_lane_stay_off_its_next_life);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);
