@@ -261,15 +261,23 @@ struct rmp_world {
 	uint32_t n_emit;
 };
 
+/* READ spans by a path MTU of 1024; rr: responder resources (0: 16) */
 static void
-rmp_new(struct rmp_world *w)
+rmp_new_rr(struct rmp_world *w, uint32_t rr)
 {
 	w->rc = rc_create(&(struct rc_params){ .max_conns = 16 });
 	ck_assert_ptr_nonnull(w->rc);
 	w->srv = (struct remap_server){ .ip = SRV, .lanes = 1, .keep_conns = true };
 	w->r = remap_create(&(struct remap_params){ .servers = &w->srv, .n_servers = 1,
-						    .rc = w->rc, .ring = 64 });
+						    .rc = w->rc, .ring = 64, .pmtu = 1024,
+						    .responder_resources = rr });
 	ck_assert_ptr_nonnull(w->r);
+}
+
+static void
+rmp_new(struct rmp_world *w)
+{
+	rmp_new_rr(w, 0);
 }
 
 static void
@@ -420,6 +428,61 @@ START_TEST(remap_clients_of_a_closed_lane_stay_off_its_next_life)
 }
 END_TEST
 
+static uint32_t
+read_req(uint8_t *out, uint32_t psn, uint32_t dlen)
+{
+	uint8_t reth[16];
+
+	roce_st64(reth, BASE);
+	roce_st32(reth + 8, RKEY);
+	roce_st32(reth + 12, dlen);
+	return rm_build(out, &up, ROCE_RC_READ_REQUEST, psn, true, reth, 16, NULL, 0);
+}
+
+static uint32_t
+lane_rd_out(const struct rmp_world *w)
+{
+	struct remap_lane_info li;
+
+	ck_assert_int_eq(remap_lane_info(w->r, SRV, 0, &li), 0);
+	return li.rd_outstanding;
+}
+
+/*
+ * Finding 6 (fuzz_remap, regress-read-middle-skips): a READ response
+ * MIDDLE or LAST whose FIRST was lost moved the lane's una past the PSNs
+ * before it without looking at them (only FIRST and ONLY did): a READ or
+ * an atomic that ended there kept its responder resource for good.  Each
+ * such pair of losses took one resource from the lane until it refused
+ * every READ and atomic.
+ */
+START_TEST(remap_read_response_after_lost_first_gives_resources_back)
+{
+	struct rmp_world w;
+	uint8_t f[2048], aeth[4], pl[1024] = { 0 };
+	uint32_t len;
+
+	rmp_new_rr(&w, 2);
+	rmp_bind_client(&w, &up, &down, 10);         /* the lane, from 11 */
+	len = ack(f, 11, 2);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 4), REMAP_MODIFIED);
+	len = read_req(f, 12, 8);                    /* lane PSN 12 */
+	ck_assert_int_eq(rmp_req(&w, f, len, 5), REMAP_MODIFIED);
+	len = read_req(f, 13, 3000);                 /* lane PSNs 13..15 */
+	ck_assert_int_eq(rmp_req(&w, f, len, 6), REMAP_MODIFIED);
+	ck_assert_uint_eq(lane_rd_out(&w), 2);
+	/* 12's ONLY and 13's FIRST are lost; 14's MIDDLE and 15's LAST come */
+	len = rm_build(f, &down, ROCE_RC_READ_RESPONSE_MIDDLE, 14, false, NULL, 0, pl, 1024);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 7), REMAP_MODIFIED);
+	ck_assert_uint_eq(lane_rd_out(&w), 1);
+	roce_st32(aeth, ((uint32_t)roce_syndrome_make(ROCE_AETH_ACK, 31) << 24) | 4);
+	len = rm_build(f, &down, ROCE_RC_READ_RESPONSE_LAST, 15, false, aeth, 4, pl, 952);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 8), REMAP_MODIFIED);
+	ck_assert_uint_eq(lane_rd_out(&w), 0);
+	rmp_free(&w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -434,6 +497,7 @@ main(void)
 	tcase_add_test(tc, remap_direct_answer_with_bad_icrc_teaches_nothing);
 	tcase_add_test(tc, remap_request_with_bad_icrc_creates_no_record);
 	tcase_add_test(tc, remap_clients_of_a_closed_lane_stay_off_its_next_life);
+	tcase_add_test(tc, remap_read_response_after_lost_first_gives_resources_back);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);
