@@ -421,6 +421,33 @@ log_of(int k)
 	return g;
 }
 
+/*
+ * A client's request sent again on lane k: does the rest of its span
+ * match its original's?  A READ resent with a span other than what is
+ * left of its original's (the script's READs need not keep their length)
+ * breaks the client's own PSN space, and swordd follows the frame (its
+ * recovery too, and the fillers that go before it): the lane is not
+ * judged on.
+ */
+FUZZ_ORACLE static void
+resend_span(int k, const uint8_t *out, const struct roce_pkt *p, uint32_t cl_ip,
+	    uint32_t cl_qpn, uint32_t cpsn)
+{
+	struct lane_log *g = log_of(k);
+	uint32_t span = span_of(out, p);
+
+	if (!g->started || roce_psn_diff(p->psn, g->next) >= 0)
+		return;
+	for (uint32_t q = 1; q < span; q++) {
+		const struct log_ent *e = &logent[k][roce_psn_add(p->psn, q) % LOG_RING];
+
+		if (e->epoch != g->epoch || e->psn != roce_psn_add(p->psn, q) ||
+		    e->cl_ip != cl_ip || e->cl_qpn != cl_qpn ||
+		    e->cpsn != roce_psn_add(cpsn, q))
+			g->tainted = true;
+	}
+}
+
 /* Lane k carried a frame at lane PSN psn: a client's (cl_ip, cl_qpn: its
  * own server QPN, cpsn) or, cl_qpn 0, swordd's filler. */
 FUZZ_ORACLE static void
@@ -451,33 +478,18 @@ lane_sent(int k, const uint8_t *out, const struct roce_pkt *p, uint32_t cl_ip,
 		g->next = roce_psn_add(p->psn, span);
 		return;
 	}
-	/* sent again: its first PSN must be the same request's; a READ
-	 * resent with a span other than what is left of its original's (the
-	 * script's READs need not keep their length) breaks the client's own
-	 * PSN space, and swordd follows the frame: the lane is not judged on */
-	for (uint32_t q = 0; q < span; q++) {
-		e = &logent[k][roce_psn_add(p->psn, q) % LOG_RING];
-		if (e->epoch != g->epoch || e->psn != roce_psn_add(p->psn, q)) {
-			g->tainted = q > 0;
-			return;
-		}
-		if (cl_qpn == 0) {          /* filled: nobody sends it again */
-			e->cl_qpn = 0;
-			return;
-		}
-		if (q == 0) {
-			REF_ASSERT(e->cl_qpn != 0,
-				   "I2: a client request at a lane PSN swordd filled",
-				   out, p->frame_len);
-			REF_ASSERT(e->cl_ip == cl_ip && e->cl_qpn == cl_qpn && e->cpsn == cpsn,
-				   "I2: a lane PSN sent again for another request", out,
-				   p->frame_len);
-		} else if (e->cl_ip != cl_ip || e->cl_qpn != cl_qpn ||
-			   e->cpsn != roce_psn_add(cpsn, q)) {
-			g->tainted = true;
-			return;
-		}
+	/* sent again: its first PSN must be the same request's */
+	e = &logent[k][p->psn % LOG_RING];
+	if (e->epoch != g->epoch || e->psn != p->psn)
+		return;
+	if (cl_qpn == 0) {          /* filled: nobody sends it again */
+		e->cl_qpn = 0;
+		return;
 	}
+	REF_ASSERT(e->cl_qpn != 0, "I2: a client request at a lane PSN swordd filled",
+		   out, p->frame_len);
+	REF_ASSERT(e->cl_ip == cl_ip && e->cl_qpn == cl_qpn && e->cpsn == cpsn,
+		   "I2: a lane PSN sent again for another request", out, p->frame_len);
 }
 
 /* A response at lane PSN psn of lane k: no real server answers a PSN the
@@ -695,6 +707,14 @@ call(const uint8_t *in, uint32_t len, bool to_server, int ci, int si, uint8_t b7
 	}
 	if (!as_req && lane >= 0 && W.r->lanes[lane].open)
 		lane_answered(lane, p0.psn);
+	if (v == REMAP_MODIFIED && as_req) {
+		struct roce_pkt q;
+		int k;
+
+		if (roce_parse(buf, l, &q) == ROCE_OK &&
+		    (k = lane_by_srv_qpn(q.dst_ip4, q.qpn)) >= 0)
+			resend_span(k, buf, &q, pm.src_ip4, pm.qpn, pm.psn);
+	}
 	check_emitted(mid, ml, emit, n_emit, lane);
 	if (v == REMAP_MODIFIED && as_req) {
 		check_request_out(mid, ml, &pm, buf, l);
