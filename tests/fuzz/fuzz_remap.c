@@ -576,20 +576,18 @@ check_to_client(const uint8_t *out, const struct roce_pkt *p, int lane)
 		   "an answer at a PSN its client never sent on the lane", out, p->frame_len);
 }
 
-/* Remapping's emitted frames, then (stacked) the client ones through the
- * serializer, as swordd's pipeline sends them. */
+/* Remapping's emitted frames, judged against the state remapping left;
+ * then (stacked) the client ones through the serializer, as swordd's
+ * pipeline sends them (the serializer may change the table meanwhile). */
 FUZZ_ORACLE static void
 check_emitted(const uint8_t *in, uint32_t len, const struct remap_emit *e, uint32_t n,
 	      int lane)
 {
 	static struct ser_emit sem[EMIT_MAX];
+	static uint8_t buf[FZ_FRAME_MAX + 64];
+	struct roce_pkt p;
 
 	for (uint32_t k = 0; k < n; k++) {
-		static uint8_t buf[FZ_FRAME_MAX + 64];
-		struct roce_pkt p;
-		uint32_t l = e[k].len, n_sem = 0;
-		enum ser_verdict v;
-
 		fz_check_frame(in, len, e[k].buf, e[k].len, false, &p);
 		if (e[k].to_server) {
 			int lk = lane_by_srv_qpn(p.dst_ip4, p.qpn);
@@ -604,9 +602,16 @@ check_emitted(const uint8_t *in, uint32_t len, const struct remap_emit *e, uint3
 		REF_ASSERT(p.oi->flags & ROCE_F_RESPONSE, "swordd sent a client a request",
 			   e[k].buf, e[k].len);
 		check_to_client(e[k].buf, &p, lane);
-		if (W.s == NULL)
+	}
+	for (uint32_t k = 0; k < n && W.s != NULL; k++) {
+		uint32_t l = e[k].len, n_sem = 0;
+		enum ser_verdict v;
+
+		if (e[k].to_server)
 			continue;
 		memcpy(buf, e[k].buf, l);
+		if (roce_parse(buf, l, &p) != ROCE_OK)
+			continue;
 		v = ser_on_response(W.s, buf, &l, sizeof(buf), &p, W.now, sem, W.emit_cap,
 				    &n_sem);
 		if (v == SER_FORWARD_REWRITTEN)
