@@ -237,7 +237,11 @@ recovery_advance(struct remap *r, struct rmp_lane *l, uint32_t lpsn, uint32_t sp
 		l->recovering = 0;
 		return;
 	}
-	rmp_prompt(r, l, emit, emit_cap, n_emit);
+	/* the next client is asked now; a PSN nobody will resend is filled
+	 * only once this request has left (at the server's next answer):
+	 * emitted frames go before it, and a filler after its PSN would
+	 * reach the server first (fuzz_remap, regress-filler-before-resend) */
+	rmp_prompt(r, l, emit, emit_cap, n_emit, false);
 }
 
 /*
@@ -331,7 +335,7 @@ req_retransmit(struct remap *r, struct rmp_lane *l, struct rc_conn *c,
 		if (d > 0) {
 			/* the one it waits for may have been answered since it
 			 * was asked for (a READ placed twice): fill it then */
-			rmp_prompt(r, l, emit, emit_cap, n_emit);
+			rmp_prompt(r, l, emit, emit_cap, n_emit, true);
 			r->c.recovery_held++;
 			return REMAP_DROP;
 		}

@@ -376,7 +376,7 @@ resp_nak(struct resp_ctx *x, uint32_t L, enum roce_aeth_kind kind, uint8_t code)
 		l->prompted = L;
 		l->prompted_set = c != NULL;
 		if (c == NULL)
-			rmp_prompt(r, l, x->emit, x->emit_cap, x->n_emit);
+			rmp_prompt(r, l, x->emit, x->emit_cap, x->n_emit, true);
 	} else {
 		r->c.naks_fatal++;
 		rmp_lane_close(r, l);
@@ -434,7 +434,7 @@ still_wanted(struct remap *r, const struct rmp_stub *st, struct rmp_conn **rcn)
  */
 void
 rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
-	   uint32_t emit_cap, uint32_t *n_emit)
+	   uint32_t emit_cap, uint32_t *n_emit, bool fill)
 {
 	struct resp_ctx x;
 
@@ -467,7 +467,8 @@ rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
 			r->c.resends_asked++;
 			return;
 		}
-		if (*n_emit >= emit_cap || rmp_build_filler(l, l->resend, &emit[*n_emit]) != 0)
+		if (!fill || *n_emit >= emit_cap ||
+		    rmp_build_filler(l, l->resend, &emit[*n_emit]) != 0)
 			return;
 		(*n_emit)++;
 		r->c.holes_filled++;
@@ -581,7 +582,7 @@ resp_lane(struct resp_ctx *x)
 		if (roce_psn_diff(l->resend, l->next) >= 0)
 			l->recovering = 0;
 		else
-			rmp_prompt(x->r, l, x->emit, x->emit_cap, x->n_emit);
+			rmp_prompt(x->r, l, x->emit, x->emit_cap, x->n_emit, true);
 	}
 	return v;
 }
