@@ -483,6 +483,71 @@ START_TEST(remap_read_response_after_lost_first_gives_resources_back)
 }
 END_TEST
 
+/* Lane requests remapping emitted in the last call, the first one's PSN. */
+static uint32_t
+emitted_to_lane(const struct rmp_world *w, uint32_t *psn)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < w->n_emit; i++) {
+		struct roce_pkt p;
+
+		if (!w->emit[i].to_server)
+			continue;
+		ck_assert_int_eq(roce_parse(w->emit[i].buf, w->emit[i].len, &p), ROCE_OK);
+		if (n++ == 0)
+			*psn = p.psn;
+	}
+	return n;
+}
+
+/*
+ * Finding 7 (fuzz_remap, regress-filler-before-resend): a lane recovers
+ * from a sequence NAK at lane PSN R; the client that owns R resends it,
+ * and the next PSN's client is gone, so swordd fills that PSN with a
+ * no-op WRITE of its own.  It emitted the filler in the same call, and
+ * emitted frames leave before the call's frame: the server got R+1
+ * before R, a gap on the lane.  The filler now waits for the server's
+ * answer to R.
+ */
+START_TEST(remap_filler_goes_after_the_resend_it_follows)
+{
+	struct rmp_world w;
+	uint8_t f[2048], aeth[4];
+	uint32_t len, psn = 0;
+
+	rmp_new(&w);
+	rmp_bind_client(&w, &up, &down, 10);         /* A: the lane, from 11 */
+	rmp_bind_client(&w, &up_b, &down_b, 100);    /* B: lane PSN 12 */
+	len = ack(f, 11, 2);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 4), REMAP_MODIFIED);
+	/* 12 was lost: the server NAKs it, the lane recovers from 12 */
+	roce_st32(aeth, ((uint32_t)roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_PSN_SEQ_ERR)
+			 << 24) | 2);
+	len = rm_build(f, &down, ROCE_RC_ACKNOWLEDGE, 12, false, aeth, 4, NULL, 0);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 5), REMAP_MODIFIED);
+	/* C binds meanwhile: its WRITE gets lane PSN 13 and is held back */
+	len = write8_from(f, &up_c, 200, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 6), REMAP_PASS);
+	len = ack_to(f, &down_c, 200, 1);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 7), REMAP_PASS);
+	len = write8_from(f, &up_c, 201, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 8), REMAP_DROP);
+	/* C disconnects: nobody will send 13 again */
+	rc_close(w.rc, rc_find_req(w.rc, up_c.src_ip, SRV, up_c.dest_qpn), 9);
+	/* B resends 12: it goes, and nothing for 13 goes before it */
+	len = write8_from(f, &up_b, 101, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 10), REMAP_MODIFIED);
+	ck_assert_uint_eq(emitted_to_lane(&w, &psn), 0);
+	/* the server's answer to 12: now 13 is filled */
+	len = ack(f, 12, 3);
+	rmp_resp(&w, f, len, 11);
+	ck_assert_uint_eq(emitted_to_lane(&w, &psn), 1);
+	ck_assert_uint_eq(psn, 13);
+	rmp_free(&w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -498,6 +563,7 @@ main(void)
 	tcase_add_test(tc, remap_request_with_bad_icrc_creates_no_record);
 	tcase_add_test(tc, remap_clients_of_a_closed_lane_stay_off_its_next_life);
 	tcase_add_test(tc, remap_read_response_after_lost_first_gives_resources_back);
+	tcase_add_test(tc, remap_filler_goes_after_the_resend_it_follows);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);
