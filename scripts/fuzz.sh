@@ -22,7 +22,7 @@
 # --coverage          afterwards, replay each corpus (grown and committed)
 #                     through a source-coverage build (build-fuzz-cov/) and
 #                     print llvm-cov's line and branch coverage per library file
-# NAME                parse, serializer, clover, config (default: all)
+# NAME                parse, serializer, remap, clover, config (default: all)
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ ${#names[@]} -gt 0 ] || names=(parse serializer clover config)
+[ ${#names[@]} -gt 0 ] || names=(parse serializer remap clover config)
 
 cc=$(command -v clang-14 || true)
 if [ -z "$cc" ]; then
@@ -86,7 +86,7 @@ run_one() { # name -> writes $work/name.log, $work/name.rc
 	# scripts of at most 128 steps: longer ones mostly repeat themselves
 	# and run slower; frames and configs get libFuzzer's default 4096
 	case "$name" in
-	serializer|clover) args+=(-max_len=1026) ;;
+	serializer|remap|clover) args+=(-max_len=1026) ;;
 	esac
 	[ -f "$top/tests/fuzz/$name.dict" ] && args+=(-dict="$top/tests/fuzz/$name.dict")
 	"$bin" "${args[@]}" "$corpus" "$seeds" >"$work/$name.log" 2>&1

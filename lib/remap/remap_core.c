@@ -114,7 +114,16 @@ lane_open(struct remap *r, struct rmp_lane *l, struct rc_conn *c, const uint8_t 
 	uint32_t rr = c->by_cm && c->cm_responder_resources
 		? c->cm_responder_resources : r->prm.responder_resources;
 	uint16_t server = l->server;
+	const uint32_t k = (uint32_t)(l - r->lanes);
 
+	/* a closed lane's clients stay off its next life: their requests
+	 * are dropped until they reconnect (rmp_lane_close).  Moved onto
+	 * the new owner's QP, a client's later request would be executed
+	 * and ACKed while the one lost with the old lane never was: the
+	 * client takes that ACK for both (fuzz_remap, regress-lane-reopened) */
+	for (uint32_t i = 0; i < rc_capacity(r->rc); i++)
+		if (r->conns[i].state == RC_BOUND && r->conns[i].lane == k)
+			r->conns[i].state = RC_LOST;
 	memset(l, 0, offsetof(struct rmp_lane, stubs));
 	memset(l->stubs, 0, (r->ring_mask + 1) * sizeof(*l->stubs));
 	l->server = server;

@@ -92,6 +92,8 @@ struct rmp_lane {
 	uint32_t *wait;       /* rc slots of waiting clients, rc capacity entries */
 };
 
+/* RC_LOST: it rode a lane that closed and has opened again for another
+ * owner; dropped like a closed lane's clients until it reconnects */
 enum rmp_conn_state { RC_DIRECT = 0, RC_BOUND, RC_LOST };
 
 /* What swordd remembers of one client PSN, after its stub may be gone:
@@ -205,9 +207,11 @@ rmp_stub_get(struct remap *r, struct rmp_lane *l, uint32_t lpsn)
 struct rc_conn *rmp_stub_client(struct remap *r, const struct rmp_stub *s,
 				struct rmp_conn **rcn);
 
-/* remap_resp.c: ask the client whose turn it is on a recovering lane */
+/* remap_resp.c: ask the client whose turn it is on a recovering lane;
+ * fill: PSNs nobody will resend may be filled now (not when the call's
+ * own frame is a lane request before them: emitted frames leave first) */
 void rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
-		uint32_t emit_cap, uint32_t *n_emit);
+		uint32_t emit_cap, uint32_t *n_emit, bool fill);
 void rmp_release(struct rmp_lane *l, struct rmp_stub *st);
 /* remap_wait.c: refused clients wait their turn (struct rmp_lane.wait) */
 void rmp_wait(struct remap *r, struct rmp_lane *l, const struct rc_conn *c,

@@ -237,7 +237,11 @@ recovery_advance(struct remap *r, struct rmp_lane *l, uint32_t lpsn, uint32_t sp
 		l->recovering = 0;
 		return;
 	}
-	rmp_prompt(r, l, emit, emit_cap, n_emit);
+	/* the next client is asked now; a PSN nobody will resend is filled
+	 * only once this request has left (at the server's next answer):
+	 * emitted frames go before it, and a filler after its PSN would
+	 * reach the server first (fuzz_remap, regress-filler-before-resend) */
+	rmp_prompt(r, l, emit, emit_cap, n_emit, false);
 }
 
 /*
@@ -331,7 +335,7 @@ req_retransmit(struct remap *r, struct rmp_lane *l, struct rc_conn *c,
 		if (d > 0) {
 			/* the one it waits for may have been answered since it
 			 * was asked for (a READ placed twice): fill it then */
-			rmp_prompt(r, l, emit, emit_cap, n_emit);
+			rmp_prompt(r, l, emit, emit_cap, n_emit, true);
 			r->c.recovery_held++;
 			return REMAP_DROP;
 		}
@@ -363,7 +367,7 @@ req_route(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 		r->c.before_binding++;  /* sent before the binding: its own QP */
 		return REMAP_PASS;
 	}
-	if (!l->open) {
+	if (!l->open || rcn->state == RC_LOST) {
 		r->c.dead_lane_dropped++;
 		return REMAP_DROP;
 	}
@@ -395,18 +399,15 @@ req_route(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 }
 
 /* Not on a lane yet: note how far it has sent; bind at a fresh request
- * (one never sent before) when that is allowed (rmp_bind). */
+ * (one never sent before) when that is allowed (rmp_bind).  Only a
+ * verified frame gets here: it moves the window or binds. */
 static bool
 req_direct(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
-	   uint8_t *f, const struct roce_pkt *p, bool *icrc_ok, uint64_t now)
+	   uint8_t *f, const struct roce_pkt *p, uint64_t now)
 {
 	const uint32_t end = roce_psn_add(p->psn, span_of(r, f, p));
 	const bool fresh = rcn->dnext_set && rcn->dnext == p->psn;
 
-	/* only a verified frame moves the window or binds */
-	if (!*icrc_ok && !roce_icrc_verify(f, p))
-		return false;
-	*icrc_ok = true;
 	if (rmp_two_sided(p)) {
 		rcn->two_sided = 1;
 		r->c.two_sided_direct++;
@@ -446,10 +447,17 @@ remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		r->c.unbound_direct++;
 		return REMAP_PASS;
 	}
-	rcn = rmp_conn_of(r, c);
-	if (rcn->state != RC_BOUND && !req_direct(r, c, rcn, server, f, p, &icrc_ok, now)) {
-		r->c.unbound_direct++;
-		return REMAP_PASS;
+	rcn = &r->conns[rc_index(r->rc, c)];
+	if (rcn->inc != c->incarnation || rcn->state == RC_DIRECT) {
+		/* a frame that fails its ICRC check creates nothing (I8),
+		 * not even remapping's record of the connection */
+		if ((!icrc_ok && !roce_icrc_verify(f, p)) ||
+		    !req_direct(r, c, rmp_conn_of(r, c), server, f, p, now)) {
+			r->c.unbound_direct++;
+			return REMAP_PASS;
+		}
+		icrc_ok = true;
+		rcn = rmp_conn_of(r, c);
 	}
 	return req_route(r, c, rcn, f, p, icrc_ok, now, emit, emit_cap, n_emit);
 }

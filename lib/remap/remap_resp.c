@@ -326,14 +326,14 @@ resp_read(struct resp_ctx *x, uint32_t L, struct rmp_stub *st)
 		return REMAP_DROP;
 	}
 	if (roce_psn_diff(L, x->l->una) >= 0) {
-		if (fl & ROCE_F_FIRST) {   /* FIRST or ONLY: what came before is done */
-			expand(x, L);
-			emit_acks(x, RMP_NONE);
-		}
+		/* everything up to L is done (a server answers in PSN order),
+		 * also when response packets before it were lost: a MIDDLE or
+		 * LAST after a lost FIRST moved una past another READ's or an
+		 * atomic's end without giving its responder resource back,
+		 * for good (fuzz_remap, regress-read-middle-skips) */
+		expand(x, roce_psn_add(L, 1));
+		emit_acks(x, RMP_NONE);
 		st->flags |= RS_ANSWERED;
-		if (fl & ROCE_F_LAST)
-			rmp_release(x->l, st);
-		x->l->una = roce_psn_add(L, 1);
 	} else if ((fl & ROCE_F_LAST) && !(st->flags & RS_ANSWERED)) {
 		st->flags |= RS_ANSWERED;
 		catch_up(x, st);
@@ -376,7 +376,7 @@ resp_nak(struct resp_ctx *x, uint32_t L, enum roce_aeth_kind kind, uint8_t code)
 		l->prompted = L;
 		l->prompted_set = c != NULL;
 		if (c == NULL)
-			rmp_prompt(r, l, x->emit, x->emit_cap, x->n_emit);
+			rmp_prompt(r, l, x->emit, x->emit_cap, x->n_emit, true);
 	} else {
 		r->c.naks_fatal++;
 		rmp_lane_close(r, l);
@@ -434,7 +434,7 @@ still_wanted(struct remap *r, const struct rmp_stub *st, struct rmp_conn **rcn)
  */
 void
 rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
-	   uint32_t emit_cap, uint32_t *n_emit)
+	   uint32_t emit_cap, uint32_t *n_emit, bool fill)
 {
 	struct resp_ctx x;
 
@@ -467,7 +467,8 @@ rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
 			r->c.resends_asked++;
 			return;
 		}
-		if (*n_emit >= emit_cap || rmp_build_filler(l, l->resend, &emit[*n_emit]) != 0)
+		if (!fill || *n_emit >= emit_cap ||
+		    rmp_build_filler(l, l->resend, &emit[*n_emit]) != 0)
 			return;
 		(*n_emit)++;
 		r->c.holes_filled++;
@@ -512,6 +513,11 @@ resp_direct(struct remap *r, const struct rmp_server *sv, uint8_t *f,
 	struct rmp_conn *rcn;
 	uint32_t psn = p->psn;
 
+	/* only a verified answer pairs, moves the window or gives the MSN: a
+	 * corrupted PSN or MSN would bind the client at the wrong place or
+	 * with the wrong MSN (fuzz_remap, regress-direct-bad-icrc) */
+	if (!roce_icrc_verify(f, p))
+		return;
 	if (sv->keep_conns)
 		rmp_keep_response(r, sv, f, p, now);
 	c = rc_find_resp(r->rc, p->src_ip4, p->dst_ip4, p->qpn);
@@ -576,7 +582,7 @@ resp_lane(struct resp_ctx *x)
 		if (roce_psn_diff(l->resend, l->next) >= 0)
 			l->recovering = 0;
 		else
-			rmp_prompt(x->r, l, x->emit, x->emit_cap, x->n_emit);
+			rmp_prompt(x->r, l, x->emit, x->emit_cap, x->n_emit, true);
 	}
 	return v;
 }

@@ -7,10 +7,10 @@ Why it exists: the harnesses reach deep states only from inputs that are
 already well-formed, so each starts from seeds: every RoCEv2 frame of the
 real captures (and scapy frames with the shapes the captures lack: 802.1Q,
 IPv6, IPv4 options, padding, a real UDP checksum) for `parse`; short
-scripts of the lock, Clover and CM exchanges for `serializer` and
-`clover` (the step layout is documented in fuzz_serializer.c and
-fuzz_clover.c); the shipped configs for `config`.  Seed files are named
-seed-*; inputs that reproduced a finding are named regress-* and are
+scripts of the lock, Clover and CM exchanges for `serializer`, `remap`
+and `clover` (the step layout is documented in fuzz_script.h,
+fuzz_remap.c and fuzz_clover.c); the shipped configs for `config`.  Seed
+files are named seed-*; inputs that reproduced a finding are named regress-* and are
 written by hand, never by this script.
 
   tests/fuzz/gen_corpus.py [--swordd build/app/swordd/swordd] [CAPTURES_DIR]
@@ -163,6 +163,82 @@ def serializer_seeds():
         step(RESET, b7=0xff) + lock_round(0))
 
 
+# fuzz_remap.c: b[1] bit 6 answers from the connection's own QP, not a
+# lane; b[5] bits 3-5 of a lane answer pick its PSN from the lane's state
+DIRECT = 0x40
+UNA, UNA1, UNA2, RESEND, NEXT1, NEXT2, NEXT3, BEFORE = (x << 3 for x in range(8))
+MSN1 = 3        # b[5] low bits: the server's MSN moves by one
+
+
+def pair(conn, srv=0, op=WRITE):
+    """a request on the connection's own QP and its answer from there:
+    paired on evidence, its MSN known, ready to bind at its next request"""
+    return (step(op, conn, srv, flags=1) +
+            step(ACK if op != CAS else ATOMIC_ACK, conn | DIRECT, srv, v5=MSN1))
+
+
+def cm(conn, srv=0):
+    return (step(CM_REQ, conn, srv, v5=4, v6=4) + step(CM_REP, conn, srv, v5=4, v6=4) +
+            step(CM_RTU, conn, srv))
+
+
+def remap_seeds():
+    clear_seeds('remap')
+    # scattered PSNs (h1 = 2): two clients paired on evidence, bound onto
+    # one lane; a coalesced lane ACK expanded to both, an ATOMIC ACK mapped
+    two = (pair(0) + step(CAS, 0, v5=1) + step(ATOMIC_ACK, 0, v5=UNA | MSN1) +
+           pair(1) + step(WRITE, 1, flags=1) + step(WRITE, 0, flags=1) +
+           step(WRITE, 1, flags=1) + step(ACK, 0, v5=NEXT1 | MSN1))
+    put('remap', 'bind-expand', b'\x00\x02' + two)
+    # the same behind a serializer (server 0 has lock words), two lanes
+    put('remap', 'stacked-two-lanes', b'\x03\x02' + two + pair(3) +
+        step(CAS, 3, v5=1) + step(ACK, 3, v5=UNA | MSN1) + step(FAA, 3, addr=2, v5=1) +
+        step(ATOMIC_ACK, 3, v5=UNA | MSN1))
+    # Sherman: every QP at 3185, identified by the RDMA CM
+    put('remap', 'sherman-cm', b'\x00\x00' + cm(0) + cm(1) + cm(3) +
+        pair(0, op=CAS) + pair(1, op=CAS) + pair(3, op=CAS) +
+        b''.join(step(CAS, c, v5=1) + step(WRITE, c, flags=1) for c in (0, 1, 3)) +
+        step(ATOMIC_ACK, 0, v5=UNA | MSN1) + step(ACK, 0, v5=NEXT1 | MSN1))
+    # READs spanning lane PSNs (path MTU 256), their responses in parts
+    put('remap', 'read-spans', b'\x40\x02' + pair(0) + pair(1) + step(WRITE, 0) +
+        step(READ, 1, addr=0x40) + step(READ, 0, addr=0x20) +
+        step(RR_FIRST, 1, v5=UNA1 | MSN1) + step(RR_MIDDLE, 1, v5=UNA2) +
+        step(ACK, 0, v5=UNA | MSN1) + step(RR_LAST, 1, v5=NEXT2 | MSN1) +
+        step(RR_ONLY, 0, v5=NEXT1 | MSN1))
+    # a sequence NAK on the lane: recovery, clients asked in turn,
+    # retransmissions at their lane PSNs; then an RNR NAK
+    put('remap', 'nak-recovery', b'\x00\x02' + pair(0) + pair(1) +
+        step(WRITE, 0, flags=1) + step(WRITE, 1, flags=1) + step(WRITE, 0, flags=1) +
+        step(NAK, 0, v5=UNA | 2, b7=0) + step(RETRANSMIT, 0, b7=1) +
+        step(RETRANSMIT, 1) + step(RETRANSMIT, 0) + step(ACK, 0, v5=NEXT1 | MSN1) +
+        step(WRITE, 1, flags=1) + step(NAK, 1, v5=UNA | 2, b7=5) +
+        step(RETRANSMIT, 1) + step(ACK, 1, v5=NEXT1 | MSN1))
+    # one responder resource: the second client's atomic waits its turn
+    # and is asked back with an RNR NAK; an answer lost, asked again
+    put('remap', 'rd-limit-wait', b'\x10\x02' + pair(0) + pair(1) +
+        step(CAS, 0, v5=1) + step(CAS, 1, v5=1) + step(ATOMIC_ACK, 0, v5=UNA | MSN1) +
+        step(RETRANSMIT, 1) + step(RETRANSMIT, 0) + step(ATOMIC_ACK, 1, v5=UNA | MSN1) +
+        step(CAS, 0, v5=1, flags=0x80) + step(RETRANSMIT, 0))
+    # a multi-packet WRITE keeps the lane; another client's request held
+    put('remap', 'open-message', b'\x00\x02' + pair(0) + pair(1) +
+        step(WRITE_FIRST, 0, flags=1) + step(WRITE, 1, flags=1) +
+        step(WRITE_MIDDLE, 0) + step(WRITE_LAST, 0, flags=1) + step(RETRANSMIT, 1) +
+        step(ACK, 0, v5=NEXT1 | MSN1))
+    # bad ICRCs, corrupted bytes, UDP checksums, on both paths
+    put('remap', 'bad-icrc-udp', b'\x00\x02' + pair(0) + pair(1) +
+        step(WRITE, 0, flags=1 | 8) + step(WRITE, 1, flags=2) +
+        step(WRITE, 1, flags=4) + step(WRITE, 1, flags=1 | 8) +
+        step(ACK, 0, v5=NEXT1 | MSN1, flags=2) + step(ACK, 0, v5=NEXT1 | MSN1, flags=8) +
+        step(ACK, 0 | DIRECT, v5=MSN1, flags=2))
+    # a fatal NAK closes the lane; the owner reconnects (CM), a restart
+    # with the start hold-off, a small connection table
+    put('remap', 'fatal-restart', b'\x00\x0e' + pair(0) + pair(1) +
+        step(WRITE, 1, flags=1) + step(NAK, 1, v5=UNA | 2, b7=2) +
+        step(WRITE, 1, flags=1) + cm(0) + pair(0) + step(WRITE, 0, flags=1) +
+        step(RESET, b7=0xff) + step(WRITE, 0, flags=0x90) + cm(2) + pair(2) +
+        step(WRITE, 2, flags=0xc0))
+
+
 (C_WRITE, C_WRITE2, C_CAS, C_READ, C_AACK, C_AACK2, C_OTHER, C_RETX) = range(8)
 
 
@@ -260,9 +336,10 @@ def main():
     captures = args[0] if args else os.path.join(TOP, '..', 'shared', 'captures')
     parse_seeds(captures)
     serializer_seeds()
+    remap_seeds()
     clover_seeds()
     config_seeds()
-    for k in ('parse', 'serializer', 'clover', 'config'):
+    for k in ('parse', 'serializer', 'remap', 'clover', 'config'):
         n = len(os.listdir(os.path.join(OUT, k)))
         print('%s: %d files' % (k, n))
 

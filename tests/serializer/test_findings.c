@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_findings.c — what the fuzz harnesses (tests/fuzz) found in
- * lib/serializer and lib/rc, one hand-written scenario each.
+ * lib/serializer, lib/rc and lib/remap, one hand-written scenario each.
  *
- * Why it exists: the corpus files tests/fuzz/corpus/serializer/regress-*
- * replay each finding in the fuzz suite, but a script of fuzzer bytes says
- * nothing to a reader; these tests state the bug and its fix in frames.
+ * Why it exists: the corpus files tests/fuzz/corpus/{serializer,remap}/
+ * regress-* replay each finding in the fuzz suite, but a script of fuzzer
+ * bytes says nothing to a reader; these tests state the bug and its fix in
+ * frames.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -13,7 +14,9 @@
 
 #include <rte_byteorder.h>
 
+#include "rc.h"
 #include "rdma_model.h"
+#include "remap_internal.h"
 #include "roce.h"
 #include "serializer.h"
 
@@ -39,6 +42,16 @@ static const struct rm_addr up_b = {
 static const struct rm_addr down_b = {
 	.src_mac = { 2, 0, 0, 0, 0, 0x99 }, .dst_mac = { 2, 0, 0, 0, 0, 0x11 },
 	.src_ip = SRV, .dst_ip = CLI + RTE_BE32(1), .dest_qpn = 0x201,
+};
+
+/* a third client (another host) */
+static const struct rm_addr up_c = {
+	.src_mac = { 2, 0, 0, 0, 0, 0x12 }, .dst_mac = { 2, 0, 0, 0, 0, 0x99 },
+	.src_ip = CLI + RTE_BE32(2), .dst_ip = SRV, .dest_qpn = 0x102,
+};
+static const struct rm_addr down_c = {
+	.src_mac = { 2, 0, 0, 0, 0, 0x99 }, .dst_mac = { 2, 0, 0, 0, 0, 0x12 },
+	.src_ip = SRV, .dst_ip = CLI + RTE_BE32(2), .dest_qpn = 0x202,
 };
 
 static struct ser *
@@ -237,6 +250,304 @@ START_TEST(redecide_that_goes_real_gives_its_hold_back)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* lib/remap (fuzz_remap): remapping alone, keeping its own table, 1 lane */
+
+struct rmp_world {
+	struct rc_table *rc;
+	struct remap *r;
+	struct remap_server srv;
+	struct remap_emit emit[8];
+	uint32_t n_emit;
+};
+
+/* READ spans by a path MTU of 1024; rr: responder resources (0: 16) */
+static void
+rmp_new_rr(struct rmp_world *w, uint32_t rr)
+{
+	w->rc = rc_create(&(struct rc_params){ .max_conns = 16 });
+	ck_assert_ptr_nonnull(w->rc);
+	w->srv = (struct remap_server){ .ip = SRV, .lanes = 1, .keep_conns = true };
+	w->r = remap_create(&(struct remap_params){ .servers = &w->srv, .n_servers = 1,
+						    .rc = w->rc, .ring = 64, .pmtu = 1024,
+						    .responder_resources = rr });
+	ck_assert_ptr_nonnull(w->r);
+}
+
+static void
+rmp_new(struct rmp_world *w)
+{
+	rmp_new_rr(w, 0);
+}
+
+static void
+rmp_free(struct rmp_world *w)
+{
+	remap_destroy(w->r);
+	rc_destroy(w->rc);
+}
+
+static enum remap_verdict
+rmp_req(struct rmp_world *w, uint8_t *f, uint32_t len, uint64_t now)
+{
+	struct roce_pkt p;
+
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	return remap_on_request(w->r, f, &len, 2048, &p, false, now, w->emit, 8, &w->n_emit);
+}
+
+static enum remap_verdict
+rmp_resp(struct rmp_world *w, uint8_t *f, uint32_t len, uint64_t now)
+{
+	struct roce_pkt p;
+
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	return remap_on_response(w->r, f, &len, 2048, &p, now, w->emit, 8, &w->n_emit);
+}
+
+/* A client's connection paired on evidence (a WRITE at psn on its own QP,
+ * answered there with MSN 1), then bound onto the lane by its next WRITE. */
+static void
+rmp_bind_client(struct rmp_world *w, const struct rm_addr *u, const struct rm_addr *d,
+		uint32_t psn)
+{
+	uint8_t f[2048];
+	uint32_t len;
+
+	len = write8_from(f, u, psn, 0);
+	ck_assert_int_eq(rmp_req(w, f, len, 1), REMAP_PASS);
+	len = ack_to(f, d, psn, 1);
+	ck_assert_int_eq(rmp_resp(w, f, len, 2), REMAP_PASS);
+	len = write8_from(f, u, psn + 1, 0);
+	ck_assert_int_eq(rmp_req(w, f, len, 3), REMAP_MODIFIED);
+}
+
+/*
+ * Finding 3 (fuzz_remap, regress-direct-bad-icrc): an answer from a
+ * connection's own server QP (not on a lane yet) moved its window (una)
+ * and set the MSN it would bind with before any ICRC check.  A corrupted
+ * one could bind the client while a request of its own was still
+ * outstanding on its own QP, or with an MSN it never had (I8).
+ */
+START_TEST(remap_direct_answer_with_bad_icrc_teaches_nothing)
+{
+	struct rmp_world w;
+	uint8_t f[2048];
+	uint32_t len;
+
+	rmp_new(&w);
+	len = write8_from(f, &up, 10, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 1), REMAP_PASS);
+	len = write8_from(f, &up, 11, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 2), REMAP_PASS);
+	len = ack(f, 10, 1);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 3), REMAP_PASS);      /* paired */
+	/* the answer to 11, corrupted on the way (MSN 7, bad ICRC) */
+	len = ack(f, 11, 7);
+	f[len - 1] ^= 1;
+	ck_assert_int_eq(rmp_resp(&w, f, len, 4), REMAP_PASS);
+	/* 11 is still outstanding: 12 must not bind */
+	len = write8_from(f, &up, 12, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 5), REMAP_PASS);
+	ck_assert_uint_eq(remap_counters(w.r)->bound, 0);
+	/* the real answers: it binds at its next request */
+	len = ack(f, 11, 2);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 6), REMAP_PASS);
+	len = ack(f, 12, 3);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 7), REMAP_PASS);
+	len = write8_from(f, &up, 13, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 8), REMAP_MODIFIED);
+	ck_assert_uint_eq(remap_counters(w.r)->bound, 1);
+	rmp_free(&w);
+}
+END_TEST
+
+/*
+ * Finding 4 (fuzz_remap, regress-cm-bad-icrc-record): a request of a
+ * connection remapping had no record of yet (opened by the RDMA CM, or by
+ * the serializer in front) made that record before its ICRC was checked:
+ * a bad frame created state (I8).
+ */
+START_TEST(remap_request_with_bad_icrc_creates_no_record)
+{
+	struct rmp_world w;
+	struct rc_conn *c;
+	uint8_t f[2048];
+	uint32_t len;
+
+	rmp_new(&w);
+	c = rc_open(w.rc, up.src_ip, up.dst_ip, up.dest_qpn, 10, 1);
+	ck_assert_ptr_nonnull(c);
+	len = write8_from(f, &up, 10, 0);
+	f[len - 1] ^= 1;
+	ck_assert_int_eq(rmp_req(&w, f, len, 2), REMAP_PASS);
+	ck_assert_uint_eq(w.r->conns[rc_index(w.rc, c)].inc, 0);
+	len = write8_from(f, &up, 10, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 3), REMAP_PASS);
+	ck_assert_uint_eq(w.r->conns[rc_index(w.rc, c)].inc, c->incarnation);
+	rmp_free(&w);
+}
+END_TEST
+
+/*
+ * Finding 5 (fuzz_remap, regress-lane-reopened): a fatal NAK closes a
+ * lane; its clients stay bound to it and their requests are dropped until
+ * they reconnect.  But the next connection to bind reopened the same lane
+ * slot as its own, and the closed lane's clients silently rode the new
+ * owner's QP: a request of theirs executed and ACKed there acknowledged
+ * to the client the ones lost with the old lane (a lost write).
+ */
+START_TEST(remap_clients_of_a_closed_lane_stay_off_its_next_life)
+{
+	struct rmp_world w;
+	uint8_t f[2048], aeth[4];
+	uint32_t len;
+	struct roce_pkt p;
+
+	rmp_new(&w);
+	rmp_bind_client(&w, &up, &down, 10);         /* A: the lane, from 11 */
+	rmp_bind_client(&w, &up_b, &down_b, 100);    /* B rides it (lane PSN 12) */
+	/* the server's QP fails: a remote-access NAK at lane PSN 11 */
+	roce_st32(aeth, ((uint32_t)roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_REMOTE_ACCESS)
+			 << 24) | 1);
+	len = rm_build(f, &down, ROCE_RC_ACKNOWLEDGE, 11, false, aeth, 4, NULL, 0);
+	rmp_resp(&w, f, len, 4);
+	ck_assert_uint_eq(remap_counters(w.r)->lanes_closed, 1);
+	/* C binds: the lane opens again, on C's QP */
+	rmp_bind_client(&w, &up_c, &down_c, 200);
+	ck_assert_uint_eq(remap_counters(w.r)->lanes_opened, 2);
+	/* B's next WRITE (its 101 was lost with the old lane) stays off it */
+	len = write8_from(f, &up_b, 102, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 5), REMAP_DROP);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_uint_eq(p.qpn, up_b.dest_qpn);
+	len = write8_from(f, &up, 12, 0);           /* A, the old owner, too */
+	ck_assert_int_eq(rmp_req(&w, f, len, 6), REMAP_DROP);
+	ck_assert_uint_eq(remap_counters(w.r)->dead_lane_dropped, 2);
+	rmp_free(&w);
+}
+END_TEST
+
+static uint32_t
+read_req(uint8_t *out, uint32_t psn, uint32_t dlen)
+{
+	uint8_t reth[16];
+
+	roce_st64(reth, BASE);
+	roce_st32(reth + 8, RKEY);
+	roce_st32(reth + 12, dlen);
+	return rm_build(out, &up, ROCE_RC_READ_REQUEST, psn, true, reth, 16, NULL, 0);
+}
+
+static uint32_t
+lane_rd_out(const struct rmp_world *w)
+{
+	struct remap_lane_info li;
+
+	ck_assert_int_eq(remap_lane_info(w->r, SRV, 0, &li), 0);
+	return li.rd_outstanding;
+}
+
+/*
+ * Finding 6 (fuzz_remap, regress-read-middle-skips): a READ response
+ * MIDDLE or LAST whose FIRST was lost moved the lane's una past the PSNs
+ * before it without looking at them (only FIRST and ONLY did): a READ or
+ * an atomic that ended there kept its responder resource for good.  Each
+ * such pair of losses took one resource from the lane until it refused
+ * every READ and atomic.
+ */
+START_TEST(remap_read_response_after_lost_first_gives_resources_back)
+{
+	struct rmp_world w;
+	uint8_t f[2048], aeth[4], pl[1024] = { 0 };
+	uint32_t len;
+
+	rmp_new_rr(&w, 2);
+	rmp_bind_client(&w, &up, &down, 10);         /* the lane, from 11 */
+	len = ack(f, 11, 2);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 4), REMAP_MODIFIED);
+	len = read_req(f, 12, 8);                    /* lane PSN 12 */
+	ck_assert_int_eq(rmp_req(&w, f, len, 5), REMAP_MODIFIED);
+	len = read_req(f, 13, 3000);                 /* lane PSNs 13..15 */
+	ck_assert_int_eq(rmp_req(&w, f, len, 6), REMAP_MODIFIED);
+	ck_assert_uint_eq(lane_rd_out(&w), 2);
+	/* 12's ONLY and 13's FIRST are lost; 14's MIDDLE and 15's LAST come */
+	len = rm_build(f, &down, ROCE_RC_READ_RESPONSE_MIDDLE, 14, false, NULL, 0, pl, 1024);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 7), REMAP_MODIFIED);
+	ck_assert_uint_eq(lane_rd_out(&w), 1);
+	roce_st32(aeth, ((uint32_t)roce_syndrome_make(ROCE_AETH_ACK, 31) << 24) | 4);
+	len = rm_build(f, &down, ROCE_RC_READ_RESPONSE_LAST, 15, false, aeth, 4, pl, 952);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 8), REMAP_MODIFIED);
+	ck_assert_uint_eq(lane_rd_out(&w), 0);
+	rmp_free(&w);
+}
+END_TEST
+
+/* Lane requests remapping emitted in the last call, the first one's PSN. */
+static uint32_t
+emitted_to_lane(const struct rmp_world *w, uint32_t *psn)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < w->n_emit; i++) {
+		struct roce_pkt p;
+
+		if (!w->emit[i].to_server)
+			continue;
+		ck_assert_int_eq(roce_parse(w->emit[i].buf, w->emit[i].len, &p), ROCE_OK);
+		if (n++ == 0)
+			*psn = p.psn;
+	}
+	return n;
+}
+
+/*
+ * Finding 7 (fuzz_remap, regress-filler-before-resend): a lane recovers
+ * from a sequence NAK at lane PSN R; the client that owns R resends it,
+ * and the next PSN's client is gone, so swordd fills that PSN with a
+ * no-op WRITE of its own.  It emitted the filler in the same call, and
+ * emitted frames leave before the call's frame: the server got R+1
+ * before R, a gap on the lane.  The filler now waits for the server's
+ * answer to R.
+ */
+START_TEST(remap_filler_goes_after_the_resend_it_follows)
+{
+	struct rmp_world w;
+	uint8_t f[2048], aeth[4];
+	uint32_t len, psn = 0;
+
+	rmp_new(&w);
+	rmp_bind_client(&w, &up, &down, 10);         /* A: the lane, from 11 */
+	rmp_bind_client(&w, &up_b, &down_b, 100);    /* B: lane PSN 12 */
+	len = ack(f, 11, 2);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 4), REMAP_MODIFIED);
+	/* 12 was lost: the server NAKs it, the lane recovers from 12 */
+	roce_st32(aeth, ((uint32_t)roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_PSN_SEQ_ERR)
+			 << 24) | 2);
+	len = rm_build(f, &down, ROCE_RC_ACKNOWLEDGE, 12, false, aeth, 4, NULL, 0);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 5), REMAP_MODIFIED);
+	/* C binds meanwhile: its WRITE gets lane PSN 13 and is held back */
+	len = write8_from(f, &up_c, 200, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 6), REMAP_PASS);
+	len = ack_to(f, &down_c, 200, 1);
+	ck_assert_int_eq(rmp_resp(&w, f, len, 7), REMAP_PASS);
+	len = write8_from(f, &up_c, 201, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 8), REMAP_DROP);
+	/* C disconnects: nobody will send 13 again */
+	rc_close(w.rc, rc_find_req(w.rc, up_c.src_ip, SRV, up_c.dest_qpn), 9);
+	/* B resends 12: it goes, and nothing for 13 goes before it */
+	len = write8_from(f, &up_b, 101, 0);
+	ck_assert_int_eq(rmp_req(&w, f, len, 10), REMAP_MODIFIED);
+	ck_assert_uint_eq(emitted_to_lane(&w, &psn), 0);
+	/* the server's answer to 12: now 13 is filled */
+	len = ack(f, 12, 3);
+	rmp_resp(&w, f, len, 11);
+	ck_assert_uint_eq(emitted_to_lane(&w, &psn), 1);
+	ck_assert_uint_eq(psn, 13);
+	rmp_free(&w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -248,6 +559,11 @@ main(void)
 	roce_crc_init();
 	tcase_add_test(tc, open_write_replaced_gives_its_words_back);
 	tcase_add_test(tc, redecide_that_goes_real_gives_its_hold_back);
+	tcase_add_test(tc, remap_direct_answer_with_bad_icrc_teaches_nothing);
+	tcase_add_test(tc, remap_request_with_bad_icrc_creates_no_record);
+	tcase_add_test(tc, remap_clients_of_a_closed_lane_stay_off_its_next_life);
+	tcase_add_test(tc, remap_read_response_after_lost_first_gives_resources_back);
+	tcase_add_test(tc, remap_filler_goes_after_the_resend_it_follows);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);
