@@ -576,15 +576,13 @@ check_to_client(const uint8_t *out, const struct roce_pkt *p, int lane)
 		   "an answer at a PSN its client never sent on the lane", out, p->frame_len);
 }
 
-/* Remapping's emitted frames, judged against the state remapping left;
- * then (stacked) the client ones through the serializer, as swordd's
- * pipeline sends them (the serializer may change the table meanwhile). */
+/* Remapping's emitted frames, judged against the state remapping left
+ * (before the serializer stacked behind it sees anything: it may age a
+ * connection meanwhile). */
 FUZZ_ORACLE static void
 check_emitted(const uint8_t *in, uint32_t len, const struct remap_emit *e, uint32_t n,
 	      int lane)
 {
-	static struct ser_emit sem[EMIT_MAX];
-	static uint8_t buf[FZ_FRAME_MAX + 64];
 	struct roce_pkt p;
 
 	for (uint32_t k = 0; k < n; k++) {
@@ -603,6 +601,17 @@ check_emitted(const uint8_t *in, uint32_t len, const struct remap_emit *e, uint3
 			   e[k].buf, e[k].len);
 		check_to_client(e[k].buf, &p, lane);
 	}
+}
+
+/* Stacked: remapping's client frames through the serializer, as swordd's
+ * pipeline sends them. */
+FUZZ_ORACLE static void
+ser_emitted(const struct remap_emit *e, uint32_t n)
+{
+	static struct ser_emit sem[EMIT_MAX];
+	static uint8_t buf[FZ_FRAME_MAX + 64];
+	struct roce_pkt p;
+
 	for (uint32_t k = 0; k < n && W.s != NULL; k++) {
 		uint32_t l = e[k].len, n_sem = 0;
 		enum ser_verdict v;
@@ -731,6 +740,7 @@ call(const uint8_t *in, uint32_t len, bool to_server, int ci, int si, uint8_t b7
 			   "a mapped response changed its source or opcode", buf, l);
 		check_to_client(buf, &q, lane);
 	}
+	ser_emitted(emit, n_emit);
 	/* the rest of the response path */
 	if (!as_req && v != REMAP_DROP && W.s != NULL) {
 		sv = ser_on_response(W.s, buf, &l, cap, &p, W.now, sem, W.emit_cap, &n_sem);
