@@ -125,11 +125,13 @@ START_TEST(t_reconfigure)
 }
 END_TEST
 
-START_TEST(t_pipeline)
+/* A one-port worker with the serializer on one lock region at 0x10000
+ * (its config and shard map live as long as the worker: static). */
+static void
+worker_up(struct sword_worker *w)
 {
-	struct sword_config cfg;
-	struct sword_shard_map sm;
-	static struct sword_worker w;
+	static struct sword_config cfg;
+	static struct sword_shard_map sm;
 	char err[256];
 	const char *sets[] = {
 		"ports.mode=one-port", "server.mem0.ip=198.18.0.1",
@@ -137,6 +139,21 @@ START_TEST(t_pipeline)
 		"lock.l0.length=1024", "lock.l0.word_size=8",
 		"features.atomic_replacement=on", "atomic.learn_holdoff_ms=0",
 	};
+
+	sword_config_defaults(&cfg);
+	for (unsigned int i = 0; i < RTE_DIM(sets); i++)
+		ck_assert_msg(sword_config_set(&cfg, sets[i], err, sizeof(err)) == 0,
+			      "%s: %s", sets[i], err);
+	ck_assert_msg(sword_config_validate(&cfg, err, sizeof(err)) == 0, "%s", err);
+	sword_shard_map_build(&sm, &cfg);
+	sword_worker_init(w, &cfg, &sm, 0);
+	w->pool = pool;
+	ck_assert_int_eq(sword_worker_attach_fn(w, &ser_fn_ops, SOCKET_ID_ANY), 0);
+}
+
+START_TEST(t_pipeline)
+{
+	static struct sword_worker w;
 	struct rm_responder srv;
 	struct rm_client cl;
 	struct rm_queue c2s, s2m, m2s, s2c;
@@ -145,15 +162,7 @@ START_TEST(t_pipeline)
 	unsigned int fn_base;
 	const uint64_t *fc;
 
-	sword_config_defaults(&cfg);
-	for (unsigned int i = 0; i < RTE_DIM(sets); i++)
-		ck_assert_msg(sword_config_set(&cfg, sets[i], err, sizeof(err)) == 0,
-			      "%s: %s", sets[i], err);
-	ck_assert_msg(sword_config_validate(&cfg, err, sizeof(err)) == 0, "%s", err);
-	sword_shard_map_build(&sm, &cfg);
-	sword_worker_init(&w, &cfg, &sm, 0);
-	w.pool = pool;
-	ck_assert_int_eq(sword_worker_attach_fn(&w, &ser_fn_ops, SOCKET_ID_ANY), 0);
+	worker_up(&w);
 	fn_base = w.fn[0].counter_base;
 
 	ck_assert_int_eq(rm_responder_init(&srv, SRV_IP, 0x10000, 4096, 0x2521, true), 0);
@@ -292,16 +301,7 @@ fn_counter(const struct sword_worker *w, const char *name)
  */
 START_TEST(t_ask_after_response)
 {
-	struct sword_config cfg;
-	struct sword_shard_map sm;
 	static struct sword_worker w;
-	char err[256];
-	const char *sets[] = {
-		"ports.mode=one-port", "server.mem0.ip=198.18.0.1",
-		"lock.l0.server=mem0", "lock.l0.rkey=0x2521", "lock.l0.base=0x10000",
-		"lock.l0.length=1024", "lock.l0.word_size=8",
-		"features.atomic_replacement=on", "atomic.learn_holdoff_ms=0",
-	};
 	struct rm_responder srv;
 	struct rm_client a, b, *cl[2] = { &a, &b };
 	struct rm_queue c2s, s2m, m2s, s2c;
@@ -314,15 +314,7 @@ START_TEST(t_ask_after_response)
 	struct roce_pkt p;
 	bool acked_b = false, asked_b = false;
 
-	sword_config_defaults(&cfg);
-	for (unsigned int i = 0; i < RTE_DIM(sets); i++)
-		ck_assert_msg(sword_config_set(&cfg, sets[i], err, sizeof(err)) == 0,
-			      "%s: %s", sets[i], err);
-	ck_assert_msg(sword_config_validate(&cfg, err, sizeof(err)) == 0, "%s", err);
-	sword_shard_map_build(&sm, &cfg);
-	sword_worker_init(&w, &cfg, &sm, 0);
-	w.pool = pool;
-	ck_assert_int_eq(sword_worker_attach_fn(&w, &ser_fn_ops, SOCKET_ID_ANY), 0);
+	worker_up(&w);
 	ck_assert_int_eq(rm_responder_init(&srv, SRV_IP, 0x10000, 4096, 0x2521, false), 0);
 	rm_responder_add_qp(&srv, 0x100, &down_a, 1000);
 	rm_responder_add_qp(&srv, 0x101, &down_b, 2000);
