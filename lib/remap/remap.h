@@ -178,6 +178,18 @@ enum remap_verdict remap_on_response(struct remap *r, uint8_t *frame, uint32_t *
 				     struct remap_emit *emit, uint32_t emit_cap,
 				     uint32_t *n_emit);
 
+/*
+ * Time passed with no frame to hang work on: a client asked back whose
+ * resend did not come in time is queued again, and the first waiting
+ * client of a lane that has room is asked (RNR NAK).  Without it a lane
+ * that fell quiet with clients waiting (they have no retransmit timer, the
+ * server has nothing left to answer) would wait for ever.  Call it every
+ * millisecond or so; it costs a look at each lane.  emit as for
+ * remap_on_response (frames to clients).
+ */
+void remap_tick(struct remap *r, uint64_t now, struct remap_emit *emit,
+		uint32_t emit_cap, uint32_t *n_emit);
+
 bool remap_is_server(const struct remap *r, uint32_t ip4);
 const struct remap_counters *remap_counters(const struct remap *r);
 

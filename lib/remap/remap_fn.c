@@ -98,6 +98,21 @@ fn_destroy(void *state)
 	rte_free(f);
 }
 
+/* The configured server a created frame is to (to_server) or from. */
+static int
+server_of_frame(const struct sword_config *cfg, const uint8_t *frame, uint32_t len,
+		bool to_server)
+{
+	struct roce_pkt p;
+
+	if (roce_parse(frame, len, &p) != ROCE_OK || p.ip_version != 4)
+		return -1;
+	for (unsigned int i = 0; i < cfg->n_servers; i++)
+		if (cfg->servers[i].ip == (to_server ? p.dst_ip4 : p.src_ip4))
+			return (int)i;
+	return -1;
+}
+
 /* Created frames, each through the functions after this in its direction. */
 static void
 emit_frames(struct remap_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx,
@@ -114,9 +129,17 @@ emit_frames(struct remap_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx
 			continue;
 		}
 		memcpy(d, f->emit[i].buf, f->emit[i].len);
-		m->port = ctx->m->port;
-		if (sword_fn_emit(w, ctx, m, f->emit[i].to_server) < 0)
+		m->port = ctx->m != NULL ? ctx->m->port
+			: w->port_of_side[f->emit[i].to_server ? SWORD_SIDE_SERVER
+							       : SWORD_SIDE_CLIENT];
+		if (ctx->m == NULL)
+			ctx->server = server_of_frame(w->cfg, d, f->emit[i].len,
+						      f->emit[i].to_server);
+		if (ctx->server < 0 || sword_fn_emit(w, ctx, m, f->emit[i].to_server) < 0) {
+			if (ctx->server < 0)
+				rte_pktmbuf_free(m);
 			f->emit_lost++;
+		}
 	}
 }
 
@@ -151,6 +174,20 @@ fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 	}
 }
 
+/* Clients waiting on a lane that fell quiet are asked back (remap_tick). */
+static void
+fn_tick(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
+{
+	struct remap_fn *f = state;
+	uint32_t n_emit = 0;
+
+	if (f->remap == NULL)
+		return;
+	remap_tick(f->remap, ctx->now, f->emit, REMAP_FN_EMIT_MAX, &n_emit);
+	if (n_emit)
+		emit_frames(f, w, ctx, n_emit);
+}
+
 static void
 fn_publish(void *state, uint64_t *counters)
 {
@@ -173,6 +210,7 @@ const struct sword_fn_ops remap_fn_ops = {
 	.destroy = fn_destroy,
 	.process = fn_process,
 	.publish = fn_publish,
+	.tick = fn_tick,
 	.n_counters = N_COUNTERS,
 	.counter_names = remap_fn_counter_names,
 };

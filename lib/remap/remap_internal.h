@@ -17,6 +17,11 @@ enum rmp_kind {
 	RK_ACKABLE,   /* WRITE/SEND packet: an ACK at or after it covers it */
 	RK_READ,      /* one PSN of a READ's response span */
 	RK_ATOMIC,    /* a real atomic: answered by an ATOMIC ACK */
+	/* rmp_conn.wait_kind only: the request a client waits to place was
+	 * never seen (it was lost before a later one came): room is kept as
+	 * for a READ or an atomic, or the others could take the last
+	 * responder resource it needs */
+	RK_UNSEEN,
 };
 
 #define RS_ENDS_MSG 0x01  /* last PSN of a message: the client's MSN moves */

@@ -387,7 +387,7 @@ req_route(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 	if (d > 0) {
 		/* what it sent before was refused or lost: its turn comes */
 		r->c.gap_dropped++;
-		rmp_wait(r, l, c, rcn, RK_ACKABLE);
+		rmp_wait(r, l, c, rcn, RK_UNSEEN);
 		v = REMAP_DROP;
 	} else {
 		v = req_fresh(r, l, c, rcn, f, p, now);

@@ -12,8 +12,12 @@
  * first served; the head gets an RNR NAK at the PSN the lane waits for
  * from it once its request fits and every answer before it is in (a NAK
  * acknowledges everything before it), and the lane is held for it until
- * it comes (resend_timeout_tsc).  One NAK per turn, sent only when the
- * resend will be taken: rxe ignores a sequence NAK while a retry it
+ * it comes (for resend_timeout_tsc; a client whose resend did not come
+ * queues again, or a lost NAK would leave it waiting for ever).  Asking
+ * happens on every frame of the lane and on remap_tick: with frames
+ * alone, a lane that fell quiet with clients waiting stayed quiet
+ * (perftest ib_atomic_bw -q 4 on rxe over rdma_cm stalled so).  One NAK
+ * per turn, sent only when the resend will be taken: rxe ignores a sequence NAK while a retry it
  * started has not completed a SEND/WRITE, so sequence NAKs left
  * atomic-only clients stuck; RNR NAKs are retried on their own timer.
  *
@@ -42,8 +46,17 @@ rmp_wait(struct remap *r, struct rmp_lane *l, const struct rc_conn *c,
 {
 	uint32_t cap = rc_capacity(r->rc);
 
-	if (rcn->waiting)
+	/* asked back and refused again (the room it was kept went to a
+	 * request it did not fit beside): its turn is over, it queues anew,
+	 * and the lane is not held for a resend that has come */
+	if (l->resv_set && is(r, c, l->resv_conn, l->resv_inc))
+		l->resv_set = 0;
+	if (rcn->waiting) {
+		/* the request it waits to place, seen now: what room it needs */
+		if (kind != RK_UNSEEN)
+			rcn->wait_kind = kind;
 		return;
+	}
 	/* still in the queue from before (it placed a request by itself
 	 * since, so it was not waiting): it keeps that place */
 	if (!rcn->queued) {
@@ -104,6 +117,33 @@ fits_beside(const struct remap *r, const struct rmp_lane *l, const struct rmp_co
 	return (uint32_t)roce_psn_diff(roce_psn_add(l->next, span + 1), l->una) <= r->prm.ring;
 }
 
+/*
+ * Is l held for a client asked back (its resend not come yet)?  Not once
+ * resend_timeout_tsc has passed: its NAK or its resend was lost, or it
+ * stopped.  It queues again then (at the back: the others waited too),
+ * or it would never be asked again: a client without a retransmit timer
+ * would wait for ever.
+ */
+static bool
+resv_live(struct remap *r, struct rmp_lane *l, uint64_t now)
+{
+	struct rc_conn *c;
+	struct rmp_conn *rcn;
+
+	if (!l->resv_set)
+		return false;
+	if (now - l->resv_tsc <= r->prm.resend_timeout_tsc)
+		return true;
+	l->resv_set = 0;
+	r->c.resv_expired++;
+	c = rc_at(r->rc, l->resv_conn);
+	rcn = &r->conns[l->resv_conn];
+	if (c != NULL && c->incarnation == l->resv_inc && rcn->inc == c->incarnation &&
+	    rcn->state == RC_BOUND && &r->lanes[rcn->lane] == l)
+		rmp_wait(r, l, c, rcn, rcn->wait_kind);
+	return false;
+}
+
 enum turn { TURN_YES, TURN_STREAK, TURN_NO };
 
 /* rmp_turn's answer, the reservation taken as live or as expired. */
@@ -150,10 +190,7 @@ rmp_turn(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, uint8_t k
 {
 	enum turn t;
 
-	if (l->resv_set && now - l->resv_tsc > r->prm.resend_timeout_tsc) {
-		l->resv_set = 0;
-		r->c.resv_expired++;
-	}
+	(void)resv_live(r, l, now);
 	t = turn_of(r, l, c, kind, span, opens, true);
 	if (t == TURN_STREAK)
 		l->streak++;
@@ -198,9 +235,8 @@ rmp_wake(struct remap *r, struct rmp_lane *l, uint64_t now, struct remap_emit *e
 	struct rc_conn *c;
 	struct rmp_conn *h;
 
-	if (l->wait_n == 0 || (l->resv_set && now - l->resv_tsc <= r->prm.resend_timeout_tsc))
+	if (resv_live(r, l, now) || l->wait_n == 0)
 		return;
-	l->resv_set = 0;
 	if ((h = head(r, l, &c)) == NULL || *n_emit >= emit_cap)
 		return;
 	/* its answers first (the NAK acknowledges all before it), and its
@@ -223,4 +259,17 @@ rmp_wake(struct remap *r, struct rmp_lane *l, uint64_t now, struct remap_emit *e
 	l->resv_inc = c->incarnation;
 	l->resv_tsc = now;
 	r->c.resends_nakked++;
+}
+
+void
+remap_tick(struct remap *r, uint64_t now, struct remap_emit *emit, uint32_t emit_cap,
+	   uint32_t *n_emit)
+{
+	*n_emit = 0;
+	for (uint32_t k = 0; k < r->n_lanes; k++) {
+		struct rmp_lane *l = &r->lanes[k];
+
+		if (l->open && (l->wait_n || l->resv_set))
+			rmp_wake(r, l, now, emit, emit_cap, n_emit);
+	}
 }

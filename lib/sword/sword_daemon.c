@@ -723,6 +723,9 @@ sword_worker_loop(void *arg)
 			__atomic_store_n(&ln->cfg_gen_seen, gen, __ATOMIC_RELEASE);
 		}
 		lane_poll(ln);
+		/* the functions' timers (one branch when none has any) */
+		if (ln->w->has_tick && sword_worker_tick(ln->w, rte_rdtsc(), &ln->batch) > 0)
+			lane_flush(ln);
 	}
 	__atomic_store_n(&ln->polling, false, __ATOMIC_RELEASE);
 	return 0;

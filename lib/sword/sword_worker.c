@@ -175,6 +175,10 @@ sword_worker_attach_fn(struct sword_worker *w, const struct sword_fn_ops *ops,
 	w->fn[w->n_fn].state = state;
 	w->fn[w->n_fn].counter_base = base;
 	w->n_fn++;
+	if (ops->tick != NULL) {
+		w->has_tick = true;
+		w->tick_tsc = rte_get_tsc_hz() / 1000000 * SWORD_TICK_US;
+	}
 	note_icrc_checks(w, ops, state);
 	sword_stats_set_fn_names(base, ops->n_counters, ops->counter_names);
 	return 0;
@@ -736,5 +740,29 @@ sword_worker_process(struct sword_worker *w, uint16_t in_port,
 	if (now != 0)
 		publish_fn_counters(w);
 	/* functions may have added frames of their own: count what is queued */
+	return (uint16_t)(out->n[SWORD_SIDE_CLIENT] + out->n[SWORD_SIDE_SERVER] - before);
+}
+
+uint16_t
+sword_worker_tick(struct sword_worker *w, uint64_t now, struct sword_tx_batch *out)
+{
+	const unsigned int before = out->n[SWORD_SIDE_CLIENT] + out->n[SWORD_SIDE_SERVER];
+	unsigned int k;
+
+	if (likely(!w->has_tick) || now - w->last_tick < w->tick_tsc)
+		return 0;
+	w->last_tick = now;
+	for (k = 0; k < w->n_fn; k++) {
+		struct sword_fn_ctx ctx = {
+			.server = -1, .to_server = true, .icrc_ok = true,
+			.out_side = SWORD_SIDE_SERVER, .out = out, .pool = w->pool,
+			.now = now, .stage = k,
+			.counters = &w->stats.fn[w->fn[k].counter_base],
+		};
+
+		if (w->fn[k].ops->tick != NULL)
+			w->fn[k].ops->tick(w->fn[k].state, w, &ctx);
+	}
+	publish_fn_counters(w);
 	return (uint16_t)(out->n[SWORD_SIDE_CLIENT] + out->n[SWORD_SIDE_SERVER] - before);
 }

@@ -147,6 +147,14 @@ struct sword_fn_ops {
 	 * changed them.  Called on the worker's own lcore between bursts, so
 	 * it may write the state the hot path reads without any locking. */
 	void (*reconfigure)(void *state, const struct sword_config *cfg);
+	/* Optional: time passed, frames or not (sword_worker_tick, about
+	 * every SWORD_TICK_US on the worker's lcore): work a function must
+	 * do when no frame comes to hang it on, e.g. asking back a client
+	 * that waits on a lane that fell quiet.  ctx carries no frame (m, p
+	 * and frame are NULL) and leaves to_server true; before each
+	 * sword_fn_emit the function sets ctx->server (the frame's server,
+	 * index into cfg->servers). */
+	void (*tick)(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx);
 	/* Optional: does the function check the ICRC of a frame of the
 	 * managed server server_ip4 (network order) with this opcode going
 	 * this way (to_server: requests) whenever ctx->icrc_ok is false, and
@@ -262,6 +270,9 @@ struct sword_worker {
 	 * bursts were staged.  sword_worker_init sets it from [cores]
 	 * staged_bursts (off: true); tests and benchmarks set it after. */
 	bool one_at_a_time;
+	/* sword_worker_tick: some function has a tick op; when it last ran */
+	bool has_tick;
+	uint64_t tick_tsc, last_tick;
 } __rte_cache_aligned;
 
 /* The worker's connection table, created on first use from cfg ([tables]
@@ -316,5 +327,18 @@ sword_worker_slot_of_side(const struct sword_worker *w, enum sword_side side)
 uint16_t sword_worker_process(struct sword_worker *w, uint16_t in_port,
 			      struct rte_mbuf **pkts, uint16_t n,
 			      struct sword_tx_batch *out);
+
+/* How often sword_worker_tick runs the functions' tick ops. */
+#define SWORD_TICK_US 1000
+
+/*
+ * The functions' tick ops, if SWORD_TICK_US have passed since they last
+ * ran (now: rte_rdtsc()); frames they create go to out as with
+ * sword_worker_process.  Returns the number of frames queued for TX.
+ * The receive loop calls it on every turn: without a tick op it is one
+ * branch.
+ */
+uint16_t sword_worker_tick(struct sword_worker *w, uint64_t now,
+			   struct sword_tx_batch *out);
 
 #endif /* SWORD_WORKER_H */

@@ -41,6 +41,7 @@
 # RIG_NS (netns, default sword-rig), RIG_RUN (pids, sockets, logs; default
 # /run/sword-rig/$RIG_NS), RIG_SMP (vCPUs per guest, 1), RIG_MEM (MiB, 512),
 # RIG_SWORDD (the binary), RIG_SWORDD_ARGS (extra swordd options),
+# RIG_PCAP_IN=1 (each case's input to $RIG_RUN/pcap/LABEL.in.pcapng),
 # RIG_LCORES (swordd's EAL -l, 0-1), RIG_NICE (swordd's nice, 19).
 #
 # Host packages (scripts/setup.sh installs them): qemu-system-x86 rdma-core
@@ -323,6 +324,12 @@ path_start() {
 			mkdir -p "$RUN/pcap"
 			rm -f "$RUN/pcap/$label.out.pcapng"
 			pcap_args=(--pcap-out "$RUN/pcap/$label.out.pcapng")
+		fi
+		# RIG_PCAP_IN=1: keep what swordd received too, per case (a
+		# failure's evidence, not overwritten by its rerun)
+		if [ "${RIG_PCAP_IN:-0}" = 1 ]; then
+			mkdir -p "$RUN/pcap"
+			pcap_args+=(--pcap-in "$RUN/pcap/$label.in.pcapng")
 		fi
 		# shellcheck disable=SC2086
 		# --no-shconf, not --in-memory: DPDK 22.11 refuses --in-memory with --no-huge

@@ -280,6 +280,181 @@ START_TEST(t_wait_keeps_room)
 }
 END_TEST
 
+/* Direct calls on a bound sim (no sim_run): a client's FAA at psn, sent
+ * at time s->now; *lpsn gets the lane PSN it was placed at, if placed;
+ * emitted frames are counted (RNR NAKs to client cl_nak, psn nak_psn). */
+struct asked { int n; uint32_t qpn[16], psn[16]; };
+
+static void
+note_asks(struct asked *a, const struct remap_emit *emit, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct roce_pkt q;
+
+		ck_assert_int_eq(roce_parse(emit[i].buf, emit[i].len, &q), ROCE_OK);
+		if (emit[i].to_server || q.opcode != ROCE_RC_ACKNOWLEDGE ||
+		    roce_syndrome_kind(roce_get_syndrome(emit[i].buf, &q)) != ROCE_AETH_RNR_NAK)
+			continue;
+		ck_assert_int_lt(a->n, 16);
+		a->qpn[a->n] = q.qpn;
+		a->psn[a->n++] = q.psn;
+	}
+}
+
+static enum remap_verdict
+remap_faa(struct sim *s, int cl, uint32_t psn, uint32_t *lpsn, struct asked *a)
+{
+	uint8_t f[256], ext[28] = { 0 };
+	struct remap_emit emit[8];
+	uint32_t len, n_emit = 0;
+	enum remap_verdict v;
+	struct roce_pkt p;
+	uint64_t va = lock_va(30);
+
+	for (int i = 0; i < 8; i++)
+		ext[i] = (uint8_t)(va >> (56 - 8 * i));
+	ext[8] = SIM_RKEY >> 24; ext[9] = (SIM_RKEY >> 16) & 0xff;
+	ext[10] = (SIM_RKEY >> 8) & 0xff; ext[11] = SIM_RKEY & 0xff;
+	ext[19] = 1;   /* add 1 */
+	len = rm_build(f, &s->cl[cl].to_server, ROCE_RC_FETCH_ADD, psn, false, ext, 28, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	v = remap_on_request(s->remap, f, &len, sizeof(f), &p, false, s->now, emit, 8, &n_emit);
+	if (v == REMAP_MODIFIED && lpsn != NULL) {
+		ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+		*lpsn = p.psn;
+	}
+	note_asks(a, emit, n_emit);
+	return v;
+}
+
+/* The server's ATOMIC ACK at lane PSN lpsn, to the lane's owner. */
+static enum remap_verdict
+lane_atomic_ack(struct sim *s, uint32_t lpsn, struct asked *a)
+{
+	struct remap_lane_info li;
+	struct rm_addr down = { 0 };
+	uint8_t f[256], ext[12] = { 0x1f, 0, 0, 1 };
+	struct remap_emit emit[8];
+	uint32_t len, n_emit = 0;
+	enum remap_verdict v;
+	struct roce_pkt p;
+	int owner = -1;
+
+	ck_assert_int_eq(remap_lane_info(s->remap, SIM_SERVER_IP, 0, &li), 0);
+	for (int i = 0; i < s->ncl; i++)
+		if (s->cl[i].to_server.src_ip == li.cl_ip && s->cl[i].qpn == li.cl_qpn)
+			owner = i;
+	ck_assert_int_ge(owner, 0);
+	memcpy(down.src_mac, s->cl[owner].to_server.dst_mac, 6);
+	memcpy(down.dst_mac, s->cl[owner].to_server.src_mac, 6);
+	down.src_ip = SIM_SERVER_IP;
+	down.dst_ip = li.cl_ip;
+	down.dest_qpn = li.cl_qpn;
+	len = rm_build(f, &down, ROCE_RC_ATOMIC_ACKNOWLEDGE, lpsn, false, ext, 12, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	v = remap_on_response(s->remap, f, &len, sizeof(f), &p, s->now, emit, 8, &n_emit);
+	note_asks(a, emit, n_emit);
+	return v;
+}
+
+/* Three clients bound on one lane with two responder resources, idle. */
+static void
+rd2_bound(struct sim *s, uint32_t *next)
+{
+	struct sim_opts o = { .lanes = 1, .responder_resources = 2 };
+
+	ck_assert_int_eq(sim_init_ex(s, 3, false, false, NULL, &o), 0);
+	sim_sherman_start(s, 3, lock_va(6));
+	ck_assert(sim_run(s, 2000000, 200));
+	ck_assert_uint_eq(R(s)->bound, 3);
+	for (int i = 0; i < 3; i++)
+		next[i] = s->cl[i].next_psn;
+}
+
+/*
+ * A client whose request was lost waits, then its request comes and is
+ * refused (no responder resource): it waits for an atomic, and the room
+ * kept for it when it is asked back must include a responder resource.
+ * Before: it kept the kind of its first refusal (a gap: "a WRITE"), the
+ * others took the last resource, its resend was refused, the lane was
+ * held for it until the timeout, and on a lane that then fell quiet
+ * (rxe clients over rdma_cm have no retransmit timer) for ever: perftest
+ * ib_atomic_bw -q 4 stalled in the rig.
+ */
+START_TEST(t_wait_kind_kept)
+{
+	struct sim s;
+	struct asked a = { 0 };
+	uint32_t n[3], lb, lc;
+	uint64_t gaps, rds;
+
+	rd2_bound(&s, n);
+	gaps = R(&s)->gap_dropped;
+	rds = R(&s)->rd_limit_dropped;
+	ck_assert_int_eq(remap_faa(&s, 1, n[1]++, &lb, &a), REMAP_MODIFIED);
+	ck_assert_int_eq(remap_faa(&s, 2, n[2]++, &lc, &a), REMAP_MODIFIED);
+	/* client 0: its FAA at n[0] lost, the next one comes: a gap */
+	ck_assert_int_eq(remap_faa(&s, 0, n[0] + 1, NULL, &a), REMAP_DROP);
+	ck_assert_uint_eq(R(&s)->gap_dropped, gaps + 1);
+	/* then the lost one comes again (its retransmission): no resource */
+	ck_assert_int_eq(remap_faa(&s, 0, n[0], NULL, &a), REMAP_DROP);
+	ck_assert_uint_eq(R(&s)->rd_limit_dropped, rds + 1);
+	/* one answer frees a resource: client 0 is asked back */
+	ck_assert_int_ne(lane_atomic_ack(&s, lb, &a), REMAP_DROP);
+	ck_assert_int_eq(a.n, 1);
+	ck_assert_uint_eq(a.qpn[0], s.cl[0].qpn);
+	ck_assert_uint_eq(a.psn[0], n[0]);
+	/* client 1 may not take the resource kept for client 0 */
+	ck_assert_int_eq(remap_faa(&s, 1, n[1], NULL, &a), REMAP_DROP);
+	ck_assert_int_eq(remap_faa(&s, 0, n[0], NULL, &a), REMAP_MODIFIED);
+	sim_free(&s);
+}
+END_TEST
+
+/*
+ * A client asked back whose resend does not come (the RNR NAK was lost)
+ * is asked again once resend_timeout has passed: by remap_tick on a lane
+ * with no traffic, as by the next frame of the lane.  Before: the lane
+ * forgot it (popped from the queue when asked) and nothing asked again.
+ */
+START_TEST(t_asked_again)
+{
+	struct sim s;
+	struct asked a = { 0 };
+	struct remap_emit emit[8];
+	uint32_t n[3], lb, lc, n_emit;
+	uint64_t expired;
+
+	rd2_bound(&s, n);
+	expired = R(&s)->resv_expired;
+	ck_assert_int_eq(remap_faa(&s, 1, n[1]++, &lb, &a), REMAP_MODIFIED);
+	ck_assert_int_eq(remap_faa(&s, 2, n[2]++, &lc, &a), REMAP_MODIFIED);
+	ck_assert_int_eq(remap_faa(&s, 0, n[0], NULL, &a), REMAP_DROP);
+	ck_assert_int_ne(lane_atomic_ack(&s, lb, &a), REMAP_DROP);
+	ck_assert_int_ne(lane_atomic_ack(&s, lc, &a), REMAP_DROP);
+	ck_assert_int_eq(a.n, 1);   /* asked; the NAK is lost */
+	/* nothing within the timeout */
+	s.now += 1000;
+	remap_tick(s.remap, s.now, emit, 8, &n_emit);
+	ck_assert_uint_eq(n_emit, 0);
+	s.now += 1000000;
+	if (_i == 0) {
+		remap_tick(s.remap, s.now, emit, 8, &n_emit);
+		note_asks(&a, emit, n_emit);
+	} else {
+		/* another client's request is the next frame of the lane */
+		ck_assert_int_eq(remap_faa(&s, 1, n[1]++, &lb, &a), REMAP_MODIFIED);
+		ck_assert_int_ne(lane_atomic_ack(&s, lb, &a), REMAP_DROP);
+	}
+	ck_assert_uint_eq(R(&s)->resv_expired, expired + 1);
+	ck_assert_int_eq(a.n, 2);
+	ck_assert_uint_eq(a.qpn[1], s.cl[0].qpn);
+	ck_assert_uint_eq(a.psn[1], n[0]);
+	ck_assert_int_eq(remap_faa(&s, 0, n[0], NULL, &a), REMAP_MODIFIED);
+	sim_free(&s);
+}
+END_TEST
+
 /* The responder refuses every 7th request with an RNR NAK: the lane
  * recovers (the NAKed client resends, the others are asked in turn). */
 START_TEST(t_rnr)
@@ -469,6 +644,8 @@ remap_suite(void)
 	tcase_add_test(tc, t_wait_keeps_room);
 	tcase_add_test(tc, t_responder_resources);
 	tcase_add_test(tc, t_rd_turns);
+	tcase_add_test(tc, t_wait_kind_kept);
+	tcase_add_loop_test(tc, t_asked_again, 0, 2);
 	tcase_add_loop_test(tc, t_restart, 0, 2);
 	tcase_add_loop_test(tc, t_random, 0, 6);
 	suite_add_tcase(s, tc);
