@@ -683,6 +683,14 @@ call(const uint8_t *in, uint32_t len, bool to_server, int ci, int si, uint8_t b7
 	bool good;
 	int lane = -1;
 
+	/* time passed: the worker's tick runs before the frame comes */
+	if (dt > 0) {
+		remap_tick(W.r, W.now, emit, W.emit_cap, &n_emit);
+		REF_ASSERT(n_emit <= W.emit_cap, "tick emits beyond capacity", in, len);
+		check_emitted(in, len, emit, n_emit, -1);
+		ser_emitted(emit, n_emit);
+		n_emit = 0;
+	}
 	memcpy(buf, in, len);
 	if (roce_parse(buf, len, &p) != ROCE_OK)
 		return;         /* the worker counts it as malformed */
