@@ -395,6 +395,79 @@ START_TEST(t_ask_after_response)
 }
 END_TEST
 
+/* A function with a timer: each tick emits one RNR NAK to the client. */
+static unsigned int ticks_seen;
+
+static void
+tick_emit(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
+{
+	struct rm_addr down = { .src_ip = SRV_IP, .dst_ip = CL_IP, .dest_qpn = 0x200 };
+	uint8_t aeth[4] = { 0x21, 0, 0, 7 };
+	struct rte_mbuf *m = rte_pktmbuf_alloc(ctx->pool);
+	uint8_t *d;
+
+	(void)state;
+	ticks_seen++;
+	ck_assert_ptr_null(ctx->m);
+	ck_assert_ptr_nonnull(m);
+	d = (uint8_t *)rte_pktmbuf_append(m, 256);
+	ck_assert_ptr_nonnull(d);
+	rte_pktmbuf_trim(m, (uint16_t)(256 - rm_build(d, &down, ROCE_RC_ACKNOWLEDGE, 2002,
+							  false, aeth, 4, NULL, 0)));
+	ctx->server = 0;
+	ck_assert_int_eq(sword_fn_emit(w, ctx, m, false), 0);
+}
+
+static enum sword_fn_verdict
+tick_pass(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
+{
+	(void)state;
+	(void)w;
+	(void)ctx;
+	return SWORD_FN_PASS;
+}
+
+static const struct sword_fn_ops tick_fn_ops = {
+	.name = "tick_test", .process = tick_pass, .tick = tick_emit,
+};
+
+/* sword_worker_tick runs tick ops once per SWORD_TICK_US; what they emit
+ * goes through the functions after them in its direction (here the
+ * serializer's response path) and leaves. */
+START_TEST(t_tick)
+{
+	static struct sword_worker w;
+	struct sword_tx_batch out;
+	uint64_t now = rte_get_tsc_hz() * 10;
+
+	worker_up(&w);
+	sword_tx_batch_reset(&out);
+	ck_assert_uint_eq(sword_worker_tick(&w, now, &out), 0);   /* no tick op yet */
+	ck_assert_int_eq(sword_worker_attach_fn(&w, &tick_fn_ops, SOCKET_ID_ANY), 0);
+	ticks_seen = 0;
+	ck_assert_uint_eq(sword_worker_tick(&w, now, &out), 1);
+	ck_assert_uint_eq(ticks_seen, 1);
+	ck_assert_uint_eq(sword_worker_tick(&w, now + 1, &out), 0);   /* too soon */
+	ck_assert_uint_eq(ticks_seen, 1);
+	ck_assert_uint_eq(sword_worker_tick(&w, now + rte_get_tsc_hz() / 1000000 *
+					    SWORD_TICK_US, &out), 1);
+	ck_assert_uint_eq(ticks_seen, 2);
+	ck_assert_uint_eq(out.n[SWORD_SIDE_CLIENT] + out.n[SWORD_SIDE_SERVER], 2);
+	for (unsigned int side = 0; side < SWORD_SIDE_NUM; side++)
+		for (uint16_t i = 0; i < out.n[side]; i++) {
+			struct rte_mbuf *m = out.pkts[side][i];
+			struct roce_pkt p;
+
+			ck_assert_int_eq(roce_parse(rte_pktmbuf_mtod(m, uint8_t *),
+						    rte_pktmbuf_data_len(m), &p), ROCE_OK);
+			ck_assert_uint_eq(p.qpn, 0x200);
+			ck_assert_uint_eq(p.psn, 2002);
+			rte_pktmbuf_free(m);
+		}
+	sword_worker_detach_all(&w);
+}
+END_TEST
+
 int
 main(int argc, char **argv)
 {
@@ -419,6 +492,7 @@ main(int argc, char **argv)
 	tc = tcase_create("pipeline");
 	tcase_add_test(tc, t_pipeline);
 	tcase_add_test(tc, t_ask_after_response);
+	tcase_add_test(tc, t_tick);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("defaults");
 	tcase_add_test(tc, t_defaults_match_library);
