@@ -319,15 +319,34 @@ BW_COLUMNS = ("bytes", "iterations", "bw_peak_MBps", "bw_avg_MBps", "msg_rate_Mp
 
 
 def parse_perftest(out):
-    """The line under perftest's '#bytes' header, by column (us, MB/s, Mpps)."""
+    """The first row of numbers under perftest's '#bytes' header, by column
+    (us, MB/s, Mpps).  Not always the next line: a latency test with a
+    wide spread prints a warning between them ("Correlation coefficient
+    r^2: 0.44 < 0.9"), and a stdev can be "-nan"."""
     lines = out.splitlines()
     for i, line in enumerate(lines):
-        if line.strip().startswith("#bytes") and i + 1 < len(lines):
-            cols = LAT_COLUMNS if "t_typical" in line else BW_COLUMNS
-            vals = lines[i + 1].split()
+        if not line.strip().startswith("#bytes"):
+            continue
+        cols = LAT_COLUMNS if "t_typical" in line else BW_COLUMNS
+        for row in lines[i + 1:i + 4]:
+            vals = row.split()
             if len(vals) >= len(cols) and vals[0].isdigit():
                 return {k: float(v) for k, v in zip(cols, vals)}
     return None
+
+
+def _self_test():
+    """parse_perftest on the output that made it report 'no result line'
+    (full rig, atomic_lat_fadd_rdmacm, 2026-11-24)."""
+    out = (" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]"
+           "    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
+           "Correlation coefficient r^2: 0.447096 < 0.9\n"
+           " 8       2000          711.96         145917.91      7973.85  \t       9811.57     "
+           "\t-nan   \t\t91993.62 \t\t139015.75\n"
+           "---------------------------------------------------------------------------------------\n")
+    r = parse_perftest(out)
+    assert r is not None and r["iterations"] == 2000 and r["t_typical"] == 7973.85, r
+    assert parse_perftest(" #bytes #iterations BW peak[MB/sec]\nno numbers here\n") is None
 
 
 def run_pair(rig, case):
@@ -718,6 +737,7 @@ def summary_line(r, tag=""):
 
 
 def main():
+    _self_test()
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rig", required=True)
     ap.add_argument("--build", required=True)
