@@ -583,13 +583,17 @@ def check_case(rig, case, log, rerun=False):
                 res["remap_nak_retries"] = dict(nak_retries, swordd_naks=naks)
                 # a retry resends what was already placed: the server takes
                 # those for duplicates (answered from its responder
-                # resources, never executed twice)
+                # resources, never executed twice).  Retries: the client's
+                # own timeouts, and swordd's second ask of a client whose
+                # resend did not come in time (fn_remap_resv_expired): a
+                # merely slow client then rolls back over what its first
+                # resend placed meanwhile (lib/remap README)
+                rerolls = nak_retries.get("completer_retry_err", 0) + \
+                    stat(st, "fn_remap_resv_expired")
                 if nak_retries.get("duplicate_request", 0) > 0 and \
-                        nak_retries.get("duplicate_request", 0) > \
-                        nak_retries.get("completer_retry_err", 0) * 64:
-                    bad.append("server rxe duplicate_request +%d for %d client retries"
-                               % (nak_retries["duplicate_request"],
-                                  nak_retries.get("completer_retry_err", 0)))
+                        nak_retries.get("duplicate_request", 0) > rerolls * 64:
+                    bad.append("server rxe duplicate_request +%d for %d client retries "
+                               "and second asks" % (nak_retries["duplicate_request"], rerolls))
                 for k, v in nak_retries.items():
                     if k == "duplicate_request":
                         continue
