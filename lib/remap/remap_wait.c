@@ -46,10 +46,14 @@ rmp_wait(struct remap *r, struct rmp_lane *l, const struct rc_conn *c,
 {
 	uint32_t cap = rc_capacity(r->rc);
 
-	/* asked back and refused again (the room it was kept went to a
-	 * request it did not fit beside): its turn is over, it queues anew,
-	 * and the lane is not held for a resend that has come */
-	if (l->resv_set && is(r, c, l->resv_conn, l->resv_inc))
+	/* asked back, and the resend it was asked for refused (the room kept
+	 * went to a request it did not fit beside): its turn is over, it
+	 * queues anew, the lane is not held for a resend that has come.  Not
+	 * for a gap: those are its frames sent before it got the NAK, still
+	 * arriving; asked again for them, it would roll back over what its
+	 * resend places meanwhile, and the server take that for duplicates
+	 * (the full rig: 415 in one atomic_bw_q4_remap_rdmacm run) */
+	if (kind != RK_UNSEEN && l->resv_set && is(r, c, l->resv_conn, l->resv_inc))
 		l->resv_set = 0;
 	if (rcn->waiting) {
 		/* the request it waits to place, seen now: what room it needs */
