@@ -18,14 +18,26 @@
  * SWORD_CM_ACK_TIMEOUT: the IBTA exponent (4.096 us * 2^N; 0 = none,
  * the default here).  The shim writes one line to stderr per connection
  * so the case log shows it was applied.
+ *
+ * It also waits before a client's first data connection.  perftest -R
+ * (4.5-0.17) connects its control channel first; the server accepts it,
+ * destroys that listener, meets the client in a handshake over it, and
+ * only then creates the data listener.  The client connects right after
+ * the same handshake, so under TCG its REQ often reaches the server's CM
+ * before the listen: REJ reason 8 (invalid service ID), and 0.17's retry
+ * of that connect crashes (SIGSEGV; fixed upstream in 2025).  Waiting
+ * SWORD_CM_DATA_DELAY_MS (default 1000; 0 = no wait) before the second
+ * rdma_connect() of the process gives the server its listen first.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE     /* RTLD_NEXT */
 #endif
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <rdma/rdma_cma.h>
 
@@ -42,15 +54,33 @@ set_timeout(struct rdma_cm_id *id, const char *where)
 		fprintf(stderr, "cm-timeout: %s: ACK timeout %u\n", where, t);
 }
 
+static void
+wait_for_data_listener(void)
+{
+	const char *env = getenv("SWORD_CM_DATA_DELAY_MS");
+	unsigned long ms = env != NULL ? strtoul(env, NULL, 0) : 1000;
+	struct timespec ts = { .tv_sec = (time_t)(ms / 1000),
+			       .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	if (ms == 0)
+		return;
+	fprintf(stderr, "cm-timeout: rdma_connect: data connection after %lu ms\n", ms);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
 int
 rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	static int (*real)(struct rdma_cm_id *, struct rdma_conn_param *);
+	static int n_connects;
 
 	if (real == NULL)
 		real = (int (*)(struct rdma_cm_id *, struct rdma_conn_param *))
 			dlsym(RTLD_NEXT, "rdma_connect");
 	set_timeout(id, "rdma_connect");
+	if (++n_connects == 2)
+		wait_for_data_listener();
 	return real(id, conn_param);
 }
 

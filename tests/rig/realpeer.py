@@ -407,11 +407,13 @@ def check_case(rig, case, log, rerun=False):
     bad = res["problems"]
     label = re.sub(r"\W", "_", case.name) + ("_rerun" if rerun else "")
     t0 = time.time()
-    # rdma_cm under emulation: the client's CM retransmits its REQ when the
-    # server guest is slow, and a duplicate REQ reaching a server that has
-    # already closed its listener is rejected (REJ reason 8, invalid service
-    # ID); perftest then gives up.  It happens over a plain bridge too, so a
-    # case that fails exactly so is run again, at most twice, and says so.
+    # rdma_cm under emulation: perftest 4.5-0.17's server creates its data
+    # listener only after the handshake over its control connection, which
+    # the client leaves at the same moment to connect; a REQ that reaches the
+    # server's CM first is rejected (REJ reason 8, invalid service ID) and
+    # 0.17's retry of it crashes.  CM_SHIM delays the client's first data
+    # connection (app/verbs/cm_ack_timeout.c); a case that still fails
+    # exactly so is run again, at most twice, and says so.
     for attempt in range(1, 4):
         rig.cmd("path", case.path, "--accel", case.accel, "--remap", case.remap,
                 "--label", label,
