@@ -759,8 +759,8 @@ call(const uint8_t *in, uint32_t len, bool to_server, int ci, int si, uint8_t b7
 	}
 
 	/* I6: an immediate retransmission is answered as the original was */
-	fz_i6(&W.prev, ci, si, W.c[ci][si].hn,
-	      is_retransmit && dt == 0 && to_server && !(b7 & 0x40) && (b7 & 3) == 0 && good,
+	fz_i6(&W.prev, ci, si, W.c[ci][si].hn, W.now,
+	      is_retransmit && to_server && !(b7 & 0x40) && (b7 & 3) == 0 && good,
 	      W.prev.v == REMAP_MODIFIED,
 	      to_server && !(b7 & 0x40) && good && !is_retransmit && sv != SER_DROP,
 	      in, len, v, buf, l);

@@ -583,11 +583,12 @@ fz_check_frame(const uint8_t *in, uint32_t in_len, const uint8_t *out, uint32_t 
 }
 
 FUZZ_ORACLE void
-fz_i6(struct fz_prev *pv, int ci, int si, uint32_t hn, bool repeat, bool comparable,
-      bool keep, const uint8_t *in, uint32_t len, int v, const uint8_t *out, uint32_t out_len)
+fz_i6(struct fz_prev *pv, int ci, int si, uint32_t hn, uint64_t now, bool repeat,
+      bool comparable, bool keep, const uint8_t *in, uint32_t len, int v, const uint8_t *out,
+      uint32_t out_len)
 {
 	if (repeat && comparable && pv->valid && pv->conn == ci && pv->srv == si &&
-	    pv->hn == hn && pv->in.len == len && memcmp(pv->in.buf, in, len) == 0)
+	    pv->hn == hn && pv->t == now && pv->in.len == len && memcmp(pv->in.buf, in, len) == 0)
 		REF_ASSERT(v == pv->v && out_len == pv->out.len &&
 			   memcmp(out, pv->out.buf, out_len) == 0,
 			   "retransmission answered differently", out, out_len);
@@ -598,6 +599,7 @@ fz_i6(struct fz_prev *pv, int ci, int si, uint32_t hn, bool repeat, bool compara
 	pv->srv = si;
 	pv->v = v;
 	pv->hn = hn;
+	pv->t = now;
 	pv->out.len = out_len;
 	memcpy(pv->out.buf, out, out_len);
 	pv->in.len = len;

@@ -180,20 +180,23 @@ struct fz_prev {
 	bool valid;
 	int conn, srv, v;          /* connection, server, verdict */
 	uint32_t hn;               /* its connection's history count then */
+	uint64_t t;                /* the script's time then */
 	struct fz_frame in, out;
 };
 
 /*
  * After a request call of connection (ci, si), whose history count is now
- * hn, answered v with out[0..out_len): if repeat (an immediate
- * retransmission of the latest request, good ICRC, its own entry point)
- * and the original's answer is comparable (the caller says, from pv->v),
- * the same verdict and bytes are due; then the call becomes the original
- * if keep.
+ * hn, answered v with out[0..out_len) at script time now: if repeat (a
+ * retransmission of the latest request, good ICRC, its own entry point),
+ * no time passed since the original (a step that built no frame may still
+ * have advanced the clock: after conn_idle a resend is a new life's) and
+ * the original's answer is comparable (the caller says, from pv->v), the
+ * same verdict and bytes are due; then the call becomes the original if
+ * keep.
  */
-FUZZ_ORACLE void fz_i6(struct fz_prev *pv, int ci, int si, uint32_t hn, bool repeat,
-		       bool comparable, bool keep, const uint8_t *in, uint32_t len, int v,
-		       const uint8_t *out, uint32_t out_len);
+FUZZ_ORACLE void fz_i6(struct fz_prev *pv, int ci, int si, uint32_t hn, uint64_t now,
+		       bool repeat, bool comparable, bool keep, const uint8_t *in, uint32_t len,
+		       int v, const uint8_t *out, uint32_t out_len);
 
 /* Snapshot helper: a copy of n bytes, or abort. */
 FUZZ_ORACLE void *fz_dup(const void *src, size_t n);

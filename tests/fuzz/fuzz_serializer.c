@@ -230,6 +230,8 @@ call(const uint8_t *in, uint32_t len, bool to_server, int ci, int si, uint8_t b7
 	enum ser_verdict v;
 	uint32_t l = len, cap = len + W.cap_slack, n_emit = 0;
 	bool as_req = to_server != ((b7 & 0x40) != 0);
+
+	(void)dt;    /* I6 compares the script's time itself (fz_i6) */
 	bool good;
 
 	memcpy(buf, in, len);
@@ -294,8 +296,8 @@ call(const uint8_t *in, uint32_t len, bool to_server, int ci, int si, uint8_t b7
 	}
 
 	/* I6: an immediate retransmission is answered as the original was */
-	fz_i6(&W.prev, ci, si, W.c[ci][si].hn,
-	      is_retransmit && dt == 0 && to_server && !(b7 & 0x40) && (b7 & 3) == 0 && good,
+	fz_i6(&W.prev, ci, si, W.c[ci][si].hn, W.now,
+	      is_retransmit && to_server && !(b7 & 0x40) && (b7 & 3) == 0 && good,
 	      W.prev.v != SER_DROP, to_server && !(b7 & 0x40) && good && !is_retransmit,
 	      in, len, v, buf, l);
 	fz_check_table(W.s->rc);
