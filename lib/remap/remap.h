@@ -87,6 +87,10 @@ struct remap_params {
 	 * refuse its request) has its lane reserved this long for it
 	 * (default 100000: 100 ms in microseconds, the tests' clock). */
 	uint64_t resend_timeout_tsc;
+	/* A client streaming multi-packet messages on a lane keeps its turn
+	 * (RMP_STREAK messages) while others wait, unless it has opened none
+	 * for this long (default 1000: 1 ms in the tests' microseconds). */
+	uint64_t stream_quiet_tsc;
 };
 
 enum remap_verdict {

@@ -62,6 +62,8 @@ struct rmp_lane {
 	uint32_t wait_head, wait_n;   /* queue in wait (below) */
 	uint8_t resv_set;
 	uint16_t streak;      /* placed by msg_conn while others waited */
+	uint8_t opener;       /* msg_conn has opened a multi-packet message */
+	uint64_t opened_tsc;  /* when it last did */
 	uint32_t resv_conn, resv_inc;
 	uint64_t resv_tsc;
 	/* what the server QP checks about its peer, from the owner's frames */

@@ -206,10 +206,16 @@ req_fresh(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_con
 	cmsn = ends ? roce_psn_add(rcn->msn, 1) : rcn->msn;
 	lpsn = place(r, l, c, cpsn, span, kind, ends, cmsn);
 	l->msg_open = !ends;
-	if (l->msg_conn != rc_index(r->rc, c) || l->msg_inc != c->incarnation)
+	if (l->msg_conn != rc_index(r->rc, c) || l->msg_inc != c->incarnation) {
 		l->streak = 0;
+		l->opener = 0;
+	}
 	l->msg_conn = rc_index(r->rc, c);
 	l->msg_inc = c->incarnation;
+	if (!ends) {
+		l->opener = 1;
+		l->opened_tsc = now;
+	}
 	rcn->msn = cmsn;
 	/* every PSN of a READ span: a requester may resume a READ from the
 	 * first response packet it is missing */
