@@ -314,8 +314,11 @@ def suite(which, accel, compare_bridge):
         cases.append(Case("lock_client_broken", "lock", "-t 4 -n 25 -l 1 -B", expect_fail=True))
         cases += remapped_cases(lock_n, bw_n, lat_n, True)
     if compare_bridge:
+        # read_lat_rdmacm too: over the RDMA CM every latency case runs
+        # 10-50x slower than without it, through swordd; the bridge shows
+        # whether swordd has any part in that
         base = [c for c in cases if c.name in ("atomic_lat_cas", "read_lat", "lock_client",
-                                               "lock_client_accel_off")]
+                                               "lock_client_accel_off", "read_lat_rdmacm")]
         for c in base:
             b = Case(c.name + "@bridge", c.kind, c.args, path="bridge", expect=c.expect, n=c.n)
             cases.append(b)
