@@ -89,7 +89,8 @@ struct remap_params {
 	uint64_t resend_timeout_tsc;
 	/* A client streaming multi-packet messages on a lane keeps its turn
 	 * (RMP_STREAK messages) while others wait, unless it has opened none
-	 * for this long (default 1000: 1 ms in the tests' microseconds). */
+	 * for this long.  0 (default): off, the head is asked as soon as the
+	 * streamer's message closes (README: why off in swordd for now). */
 	uint64_t stream_quiet_tsc;
 };
 

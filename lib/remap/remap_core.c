@@ -251,8 +251,6 @@ defaults(struct remap_params *p)
 		p->responder_resources = 16;
 	if (p->resend_timeout_tsc == 0)
 		p->resend_timeout_tsc = 100000;
-	if (p->stream_quiet_tsc == 0)
-		p->stream_quiet_tsc = 1000;
 }
 
 static bool

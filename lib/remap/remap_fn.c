@@ -80,7 +80,7 @@ fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 	prm.responder_resources = cfg->remap.responder_resources;
 	prm.start_holdoff_tsc = (uint64_t)cfg->remap.start_holdoff_ms * rte_get_tsc_hz() / 1000;
 	prm.resend_timeout_tsc = rte_get_tsc_hz() / 10;
-	prm.stream_quiet_tsc = rte_get_tsc_hz() / 1000;
+	prm.stream_quiet_tsc = (uint64_t)cfg->remap.stream_quiet_us * rte_get_tsc_hz() / 1000000;
 	if (prm.rc == NULL || (f->remap = remap_create(&prm)) == NULL) {
 		SWORD_LOG(ERR, "remapping: cannot create worker %u state: %s", w->id,
 			  strerror(prm.rc == NULL ? ENOMEM : errno));

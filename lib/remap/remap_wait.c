@@ -253,7 +253,7 @@ streaming(struct remap *r, struct rmp_lane *l, const struct rc_conn *hc, uint64_
 {
 	const struct rc_conn *mc;
 
-	if (!l->opener || l->streak >= RMP_STREAK ||
+	if (r->prm.stream_quiet_tsc == 0 || !l->opener || l->streak >= RMP_STREAK ||
 	    now - l->opened_tsc > r->prm.stream_quiet_tsc)
 		return false;
 	mc = rc_at(r->rc, l->msg_conn);

@@ -191,7 +191,8 @@ sim_init_ex(struct sim *s, int ncl, bool with_ser, bool coalesce,
 			.lanes = s->opts.lanes, .keep_conns = !with_ser };
 		s->remap = remap_create(&(struct remap_params){ .servers = &s->rsrv,
 			.n_servers = 1, .rc = s->rc, .ring = 1024, .client_ring = 256,
-			.responder_resources = s->opts.responder_resources });
+			.responder_resources = s->opts.responder_resources,
+			.stream_quiet_tsc = s->opts.stream_quiet });
 		if (s->remap == NULL)
 			return -1;
 	}

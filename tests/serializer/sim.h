@@ -45,6 +45,7 @@ struct sim_opts {
 	 * alone (it keeps the connection table itself) */
 	uint16_t lanes;
 	uint32_t responder_resources; /* remapping's default (0: 16) */
+	uint64_t stream_quiet;        /* remap_params.stream_quiet_tsc (0: off) */
 };
 
 /* I2 on a lane: who was sent at each lane PSN, from swordd's output. */

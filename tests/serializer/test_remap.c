@@ -312,7 +312,7 @@ write3(struct sim *s, int cl, uint32_t psn, struct asked *a)
  * A client streaming multi-packet WRITEs keeps the lane for its streak
  * while another waits: the waiting one is asked back once the streamer
  * falls quiet (_0: remap_tick after stream_quiet) or ends its streak
- * (_1), not after each message.  Before: asked as soon as the streamer's
+ * (_1), not after each message; _2: stream_quiet 0, off, as before.  Before: asked as soon as the streamer's
  * message closed, so the streamer's next message was refused, and every
  * message cost a refusal, an RNR NAK and a window sent again (perftest
  * ib_write_bw -s 4096 -q 4 remapped on the rig: 44-98 ops/s, 1,477
@@ -325,8 +325,9 @@ START_TEST(t_streamer_keeps_turn)
 	struct remap_emit emit[8];
 	uint32_t pa, pb, n_emit;
 	int msgs = 0;
+	struct sim_opts o = { .lanes = 1, .stream_quiet = _i < 2 ? 1000 : 0 };
 
-	init(&s, 2, false, false, 1, NULL);
+	ck_assert_int_eq(sim_init_ex(&s, 2, false, false, NULL, &o), 0);
 	sim_sherman_start(&s, 3, lock_va(6));
 	ck_assert(sim_run(&s, 2000000, 200));
 	ck_assert_uint_eq(R(&s)->bound, 2);
@@ -340,7 +341,11 @@ START_TEST(t_streamer_keeps_turn)
 	ck_assert_int_eq(remap_write_asks(&s, 0, ROCE_RC_WRITE_LAST, pa + 2, &a),
 			 REMAP_MODIFIED);
 	pa += 3;
-	if (_i == 0) {
+	if (_i == 2) {
+		/* off (swordd's default): B is asked as soon as A's message
+		 * closed */
+		ck_assert_int_eq(a.n, 1);
+	} else if (_i == 0) {
 		/* A goes on: 8 more messages, B not asked meanwhile */
 		for (int m = 0; m < 8; m++, pa += 3) {
 			s.now += 10;
@@ -765,7 +770,7 @@ remap_suite(void)
 	tcase_add_loop_test(tc, t_rnr, 0, 2);
 	tcase_add_test(tc, t_open_message);
 	tcase_add_test(tc, t_wait_keeps_room);
-	tcase_add_loop_test(tc, t_streamer_keeps_turn, 0, 2);
+	tcase_add_loop_test(tc, t_streamer_keeps_turn, 0, 3);
 	tcase_add_test(tc, t_responder_resources);
 	tcase_add_test(tc, t_rd_turns);
 	tcase_add_test(tc, t_wait_kind_kept);
