@@ -144,18 +144,22 @@ void rc_unlisten(struct rc_table *t, void *ctx);
  * incarnation number); with remapping, every client connection on one
  * lane.  The function that places requests on shared server connections
  * registers an rc_order_fn: it names the domain a connection's request at
- * psn will be executed in if forwarded now as a one-PSN WRITE (atomic:
- * as an atomic), or 0 when that is not sure (not on a lane, not the next
- * PSN, no room: the request may be held and overtaken).  Domain numbers come from rc_new_domain(),
- * the counter incarnations come from, so they never name a connection.
+ * psn will be executed in if forwarded now as a one-PSN WRITE (*dom) and,
+ * if atomic, as an atomic (*adom; else *adom = *dom), each 0 when that is
+ * not sure (not on a lane, not the next PSN, no room: the request may be
+ * held and overtaken).  Both in one call: the serializer asks both for
+ * every atomic, and most of the answer is common.  Domain numbers come
+ * from rc_new_domain(), the counter incarnations come from, so they never
+ * name a connection.
  */
-typedef uint32_t (*rc_order_fn)(void *ctx, const struct rc_conn *c, uint32_t psn,
-				 bool atomic);
+typedef void (*rc_order_fn)(void *ctx, const struct rc_conn *c, uint32_t psn,
+			    bool atomic, uint32_t *dom, uint32_t *adom);
 void rc_set_order(struct rc_table *t, rc_order_fn fn, void *ctx);
 uint32_t rc_new_domain(struct rc_table *t);
-/* The domain of c's request at psn: a lane's, or c's own incarnation. */
-uint32_t rc_order_domain(const struct rc_table *t, const struct rc_conn *c,
-			 uint32_t psn, bool atomic);
+/* The domains of c's request at psn (as a WRITE, as an atomic): a lane's,
+ * or c's own incarnation. */
+void rc_order_domains(const struct rc_table *t, const struct rc_conn *c, uint32_t psn,
+		      bool atomic, uint32_t *dom, uint32_t *adom);
 
 /* A request (or CM) on c: it is alive.  Responses do not count: a stale
  * pairing must be able to age out while another QP's answers hit it. */
@@ -181,11 +185,37 @@ struct rc_conn *rc_pair_evidence(struct rc_table *t, uint32_t srv_ip,
 				 uint64_t now, rc_owns_fn may_own, void *ctx,
 				 bool *ambiguous);
 
+/* The first member of every rc_table (C11 6.7.2.1: a pointer to a
+ * structure, converted, points to its first member), so the accessors
+ * below inline: functions call them several times per frame, and as calls
+ * into rc_table.c they were a tenth of remapping's cost per frame. */
+struct rc_table_head {
+	struct rc_conn *conns;
+	uint32_t max_conns;
+};
+
 /* Index of c in the table (0..max_conns-1): functions key per-connection
  * state on it, tagged with c->incarnation. */
-uint32_t rc_index(const struct rc_table *t, const struct rc_conn *c);
-struct rc_conn *rc_at(struct rc_table *t, uint32_t i);
-uint32_t rc_capacity(const struct rc_table *t);
+static inline uint32_t
+rc_index(const struct rc_table *t, const struct rc_conn *c)
+{
+	return (uint32_t)(c - ((const struct rc_table_head *)(const void *)t)->conns);
+}
+
+/* The live connection at index i, or NULL. */
+static inline struct rc_conn *
+rc_at(struct rc_table *t, uint32_t i)
+{
+	const struct rc_table_head *h = (const struct rc_table_head *)(void *)t;
+
+	return i < h->max_conns && h->conns[i].incarnation ? &h->conns[i] : NULL;
+}
+
+static inline uint32_t
+rc_capacity(const struct rc_table *t)
+{
+	return ((const struct rc_table_head *)(const void *)t)->max_conns;
+}
 uint32_t rc_count(const struct rc_table *t);
 const struct rc_counters *rc_counters(const struct rc_table *t);
 

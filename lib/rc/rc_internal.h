@@ -20,6 +20,7 @@ struct rc_cm_req {
 };
 
 struct rc_table {
+	struct rc_table_head head;   /* first: rc.h's inline accessors (conns, max_conns) */
 	struct rc_params prm;
 	struct rc_conn *conns;
 	uint32_t n_live;

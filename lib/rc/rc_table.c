@@ -4,6 +4,7 @@
  * pairing by evidence.  The rules are in rc.h's top comment.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,9 @@ rc_create(const struct rc_params *prm)
 		errno = ENOMEM;
 		return NULL;
 	}
+	_Static_assert(offsetof(struct rc_table, head) == 0, "rc.h reads the head");
+	t->head.conns = t->conns;
+	t->head.max_conns = t->prm.max_conns;
 	rc_reset(t);
 	return t;
 }
@@ -102,24 +106,6 @@ rc_epoch(struct rc_table *t, uint64_t now)
 		t->epoch = now;
 		t->epoch_set = true;
 	}
-}
-
-uint32_t
-rc_index(const struct rc_table *t, const struct rc_conn *c)
-{
-	return (uint32_t)(c - t->conns);
-}
-
-struct rc_conn *
-rc_at(struct rc_table *t, uint32_t i)
-{
-	return i < t->prm.max_conns && t->conns[i].incarnation ? &t->conns[i] : NULL;
-}
-
-uint32_t
-rc_capacity(const struct rc_table *t)
-{
-	return t->prm.max_conns;
 }
 
 uint32_t
@@ -341,13 +327,17 @@ rc_set_order(struct rc_table *t, rc_order_fn fn, void *ctx)
 	t->order_ctx = ctx;
 }
 
-uint32_t
-rc_order_domain(const struct rc_table *t, const struct rc_conn *c, uint32_t psn,
-		bool atomic)
+void
+rc_order_domains(const struct rc_table *t, const struct rc_conn *c, uint32_t psn,
+		 bool atomic, uint32_t *dom, uint32_t *adom)
 {
-	uint32_t d = t->order_fn ? t->order_fn(t->order_ctx, c, psn, atomic) : 0;
-
-	return d ? d : c->incarnation;
+	*dom = *adom = 0;
+	if (t->order_fn)
+		t->order_fn(t->order_ctx, c, psn, atomic, dom, adom);
+	if (*dom == 0)
+		*dom = c->incarnation;
+	if (*adom == 0)
+		*adom = c->incarnation;
 }
 
 struct rc_conn *

@@ -177,11 +177,14 @@ enum remap_verdict remap_on_request(struct remap *r, uint8_t *frame, uint32_t *l
  * A server→client frame.  A lane response is mapped to its client's view
  * (in place), and emit[0..*n_emit) gets frames for other clients to send
  * before it; all of them are client-view frames later stages may handle.
+ * icrc_ok as for remap_on_request (swordd's worker verifies a burst's
+ * frames together: checked again here it cost an answer ~100
+ * instructions).
  */
 enum remap_verdict remap_on_response(struct remap *r, uint8_t *frame, uint32_t *len,
-				     uint32_t cap, struct roce_pkt *p, uint64_t now,
-				     struct remap_emit *emit, uint32_t emit_cap,
-				     uint32_t *n_emit);
+				     uint32_t cap, struct roce_pkt *p, bool icrc_ok,
+				     uint64_t now, struct remap_emit *emit,
+				     uint32_t emit_cap, uint32_t *n_emit);
 
 /*
  * Time passed with no frame to hang work on: a client asked back whose

@@ -64,18 +64,6 @@ rmp_conn_of(struct remap *r, const struct rc_conn *c)
 	return rcn;
 }
 
-struct rc_conn *
-rmp_stub_client(struct remap *r, const struct rmp_stub *s, struct rmp_conn **rcn)
-{
-	struct rc_conn *c = rc_at(r->rc, s->conn);
-
-	if (c == NULL || c->incarnation != s->inc || r->conns[s->conn].inc != s->inc ||
-	    r->conns[s->conn].state != RC_BOUND)
-		return NULL;
-	*rcn = &r->conns[s->conn];
-	return c;
-}
-
 int
 rmp_managed(struct remap *r, uint8_t *f, const struct roce_pkt *p, bool request,
 	    uint64_t now)
@@ -324,7 +312,7 @@ remap_create(const struct remap_params *prm)
 		errno = ENOSPC;
 		return NULL;
 	}
-	rc_set_order(r->rc, rmp_order_domain, r);
+	rc_set_order(r->rc, rmp_order_domains, r);
 	return r;
 nomem:
 	remap_destroy(r);

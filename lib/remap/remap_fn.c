@@ -159,8 +159,8 @@ fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 		v = remap_on_request(f->remap, ctx->frame, &len, cap, ctx->p, ctx->icrc_ok,
 				     ctx->now, f->emit, REMAP_FN_EMIT_MAX, &n_emit);
 	else
-		v = remap_on_response(f->remap, ctx->frame, &len, cap, ctx->p, ctx->now,
-				      f->emit, REMAP_FN_EMIT_MAX, &n_emit);
+		v = remap_on_response(f->remap, ctx->frame, &len, cap, ctx->p, ctx->icrc_ok,
+				      ctx->now, f->emit, REMAP_FN_EMIT_MAX, &n_emit);
 	if (n_emit)
 		emit_frames(f, w, ctx, n_emit);
 	switch (v) {

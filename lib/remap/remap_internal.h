@@ -161,9 +161,9 @@ struct remap {
 	bool started;
 };
 
-/* Within the start hold-off, a connection not set up by the CM since. */
+/* Within the start hold-off (counted from the first frame)? */
 static inline bool
-rmp_held_at_start(struct remap *r, const struct rc_conn *c, uint64_t now)
+rmp_in_start_holdoff(struct remap *r, uint64_t now)
 {
 	if (r->prm.start_holdoff_tsc == 0)
 		return false;
@@ -171,11 +171,27 @@ rmp_held_at_start(struct remap *r, const struct rc_conn *c, uint64_t now)
 		r->started = true;
 		r->start_tsc = now;
 	}
-	return now - r->start_tsc < r->prm.start_holdoff_tsc && (c == NULL || !c->by_cm);
+	return now - r->start_tsc < r->prm.start_holdoff_tsc;
+}
+
+/* Within the start hold-off, a connection not set up by the CM since. */
+static inline bool
+rmp_held_at_start(struct remap *r, const struct rc_conn *c, uint64_t now)
+{
+	return rmp_in_start_holdoff(r, now) && (c == NULL || !c->by_cm);
+}
+
+/* Nobody waits on l, nobody has it held, no message is open on it: every
+ * client may place (the common case, decided without the queue). */
+static inline bool
+rmp_lane_free(const struct rmp_lane *l)
+{
+	return !l->msg_open && !l->resv_set && l->wait_n == 0;
 }
 
 /* remap_req.c: the rc_order_fn of remapping (rc.h, ordering domains) */
-uint32_t rmp_order_domain(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic);
+void rmp_order_domains(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic,
+		       uint32_t *dom, uint32_t *adom);
 
 /* A SEND or a WRITE with immediate: it consumes a receive WQE of the
  * server QP it reaches, so on a lane it would go to another client's
@@ -211,8 +227,17 @@ rmp_stub_get(struct remap *r, struct rmp_lane *l, uint32_t lpsn)
 	return (s->inc != 0 && s->lpsn == lpsn) ? s : NULL;
 }
 /* The client connection a stub belongs to, if it still lives. */
-struct rc_conn *rmp_stub_client(struct remap *r, const struct rmp_stub *s,
-				struct rmp_conn **rcn);
+static inline struct rc_conn *
+rmp_stub_client(struct remap *r, const struct rmp_stub *s, struct rmp_conn **rcn)
+{
+	struct rc_conn *c = rc_at(r->rc, s->conn);
+
+	if (c == NULL || c->incarnation != s->inc || r->conns[s->conn].inc != s->inc ||
+	    r->conns[s->conn].state != RC_BOUND)
+		return NULL;
+	*rcn = &r->conns[s->conn];
+	return c;
+}
 
 /* remap_resp.c: ask the client whose turn it is on a recovering lane;
  * fill: PSNs nobody will resend may be filled now (not when the call's
@@ -226,7 +251,7 @@ void rmp_wait(struct remap *r, struct rmp_lane *l, const struct rc_conn *c,
 /* May c place a request of this kind and span on l now (another's open
  * message, room kept for the client the lane is held for or that heads
  * its queue)?  opens: a first packet that does not end its message.
- * rmp_turn_allows only asks (rmp_order_domain, which has no clock: yes
+ * rmp_turn_allows only asks (rmp_order_domains, which has no clock: yes
  * only if yes whether a reservation has expired or not); rmp_turn
  * decides and counts. */
 bool rmp_turn_allows(struct remap *r, struct rmp_lane *l, const struct rc_conn *c,

@@ -126,24 +126,46 @@ lane_room(struct remap *r, struct rmp_lane *l, uint8_t kind, uint32_t span)
  * (each client resends at its original lane PSN).  Anything else (not
  * bound yet, a closed lane, a gap, no room) may be dropped here and come
  * back after requests decided later: then it is the connection's own. */
-uint32_t
-rmp_order_domain(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic)
+static bool
+placed_now(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, uint8_t kind)
+{
+	/* its turn (rmp_turn: another's open message, room kept for a
+	 * waiting or reserved client), and room */
+	return rmp_turn_allows(r, l, c, kind, 1, false) &&
+	       rmp_lane_fit(r, l, kind, 1) == RMP_FITS;
+}
+
+void
+rmp_order_domains(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic,
+		  uint32_t *dom, uint32_t *adom)
 {
 	struct remap *r = ctx;
 	const struct rmp_conn *rcn = &r->conns[rc_index(r->rc, c)];
 	struct rmp_lane *l;
 
+	*dom = *adom = 0;
 	if (rcn->inc != c->incarnation || rcn->state != RC_BOUND ||
 	    rcn->next != psn || roce_psn_diff(psn, rcn->bind_psn) < 0)
-		return 0;
+		return;
 	l = &r->lanes[rcn->lane];
-	/* its turn (rmp_turn: another's open message, room kept for a
-	 * waiting or reserved client), and room */
-	if (!l->open || l->recovering ||
-	    !rmp_turn_allows(r, l, c, atomic ? RK_ATOMIC : RK_ACKABLE, 1, false) ||
-	    rmp_lane_fit(r, l, atomic ? RK_ATOMIC : RK_ACKABLE, 1) != RMP_FITS)
-		return 0;
-	return l->dom;
+	if (!l->open || l->recovering)
+		return;
+	if (!atomic) {
+		*dom = *adom = placed_now(r, l, c, RK_ACKABLE) ? l->dom : 0;
+		return;
+	}
+	if (rmp_lane_free(l)) {
+		/* every turn allowed; an atomic's room is a WRITE's plus a
+		 * responder resource (rmp_lane_fit) */
+		if (rmp_lane_fit(r, l, RK_ACKABLE, 1) != RMP_FITS)
+			return;
+		*dom = l->dom;
+		if (rmp_lane_fit(r, l, RK_ATOMIC, 0) == RMP_FITS)
+			*adom = l->dom;
+		return;
+	}
+	*dom = placed_now(r, l, c, RK_ACKABLE) ? l->dom : 0;
+	*adom = placed_now(r, l, c, RK_ATOMIC) ? l->dom : 0;
 }
 
 /* Stubs for client PSNs cpsn.. at the lane's next PSNs; cmsn is the

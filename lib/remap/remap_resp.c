@@ -507,7 +507,7 @@ lane_of(struct remap *r, const struct rmp_server *sv, const struct roce_pkt *p)
  * expects next if it binds now. */
 static void
 resp_direct(struct remap *r, const struct rmp_server *sv, uint8_t *f,
-	    const struct roce_pkt *p, uint64_t now)
+	    const struct roce_pkt *p, bool icrc_ok, uint64_t now)
 {
 	struct rc_conn *c;
 	struct rmp_conn *rcn;
@@ -516,7 +516,7 @@ resp_direct(struct remap *r, const struct rmp_server *sv, uint8_t *f,
 	/* only a verified answer pairs, moves the window or gives the MSN: a
 	 * corrupted PSN or MSN would bind the client at the wrong place or
 	 * with the wrong MSN (fuzz_remap, regress-direct-bad-icrc) */
-	if (!roce_icrc_verify(f, p))
+	if (!icrc_ok && !roce_icrc_verify(f, p))
 		return;
 	if (sv->keep_conns)
 		rmp_keep_response(r, sv, f, p, now);
@@ -589,7 +589,7 @@ resp_lane(struct resp_ctx *x)
 
 enum remap_verdict
 remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
-		  struct roce_pkt *p, uint64_t now, struct remap_emit *emit,
+		  struct roce_pkt *p, bool icrc_ok, uint64_t now, struct remap_emit *emit,
 		  uint32_t emit_cap, uint32_t *n_emit)
 {
 	struct resp_ctx x;
@@ -605,7 +605,8 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		return REMAP_PASS;
 	sv = &r->servers[server];
 	r->c.resp_seen++;
-	if (rmp_held_at_start(r, rc_find_resp(r->rc, p->src_ip4, p->dst_ip4, p->qpn), now)) {
+	if (rmp_in_start_holdoff(r, now) &&
+	    rmp_held_at_start(r, rc_find_resp(r->rc, p->src_ip4, p->dst_ip4, p->qpn), now)) {
 		/* an answer from a lane of before the restart could carry any
 		 * client's data to the lane's owner */
 		r->c.start_held++;
@@ -615,14 +616,14 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	/* before the lane started: its owner's own answers */
 	if (l == NULL || (roce_psn_diff(p->psn, l->start) < 0 &&
 			  rmp_stub_get(r, l, p->psn) == NULL)) {
-		resp_direct(r, sv, f, p, now);
+		resp_direct(r, sv, f, p, icrc_ok, now);
 		return REMAP_PASS;
 	}
 	if (!l->open) {
 		r->c.resp_orphan++;
 		return REMAP_DROP;
 	}
-	if (!roce_icrc_verify(f, p)) {
+	if (!icrc_ok && !roce_icrc_verify(f, p)) {
 		r->c.resp_bad_icrc++;
 		return REMAP_DROP;
 	}

@@ -189,6 +189,8 @@ bool
 rmp_turn_allows(struct remap *r, struct rmp_lane *l, const struct rc_conn *c,
 		uint8_t kind, uint32_t span, bool opens)
 {
+	if (rmp_lane_free(l))
+		return true;
 	return turn_of(r, l, c, kind, span, opens, true) != TURN_NO &&
 	       (!l->resv_set || turn_of(r, l, c, kind, span, opens, false) != TURN_NO);
 }
@@ -199,6 +201,8 @@ rmp_turn(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, uint8_t k
 {
 	enum turn t;
 
+	if (rmp_lane_free(l))
+		return true;
 	(void)resv_live(r, l, now);
 	t = turn_of(r, l, c, kind, span, opens, true);
 	if (t == TURN_STREAK)
@@ -268,7 +272,7 @@ rmp_wake(struct remap *r, struct rmp_lane *l, uint64_t now, struct remap_emit *e
 	struct rc_conn *c;
 	struct rmp_conn *h;
 
-	if (resv_live(r, l, now) || l->wait_n == 0)
+	if (rmp_lane_free(l) || resv_live(r, l, now) || l->wait_n == 0)
 		return;
 	if ((h = head(r, l, &c)) == NULL || *n_emit >= emit_cap)
 		return;

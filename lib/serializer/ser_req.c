@@ -82,10 +82,10 @@ who_own(const struct rc_conn *c)
 static inline struct ser_who
 who_fresh(const struct ser *s, const struct rc_conn *c, uint32_t psn, bool atomic)
 {
-	const uint32_t dom = rc_order_domain(s->rc, c, psn, false);
+	uint32_t dom, adom;
 
-	return (struct ser_who){ .owner = c->incarnation, .dom = dom,
-				 .adom = atomic ? rc_order_domain(s->rc, c, psn, true) : dom };
+	rc_order_domains(s->rc, c, psn, atomic, &dom, &adom);
+	return (struct ser_who){ .owner = c->incarnation, .dom = dom, .adom = adom };
 }
 
 static void

@@ -22,7 +22,7 @@
  * pend_dom = the one ordering domain they were all decided in (each
  * SER_MIXED when they are several).
  *
- * Ordering domains (lib/rc, rc_order_domain).  A domain is a set of
+ * Ordering domains (lib/rc, rc_order_domains).  A domain is a set of
  * requests the server executes in the order swordd forwards them: one
  * client connection (RC executes its requests in PSN order), or, with
  * remapping, every connection on one lane (one server connection, lane

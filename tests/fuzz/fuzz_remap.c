@@ -709,7 +709,7 @@ call(const uint8_t *in, uint32_t len, bool to_server, int ci, int si, uint8_t b7
 				     W.now, emit, W.emit_cap, &n_emit);
 	else if (!as_req) {
 		lane = lane_by_client(p.src_ip4, p.dst_ip4, p.qpn);
-		v = remap_on_response(W.r, buf, &l, cap, &p, W.now, emit, W.emit_cap,
+		v = remap_on_response(W.r, buf, &l, cap, &p, false, W.now, emit, W.emit_cap,
 				      &n_emit);
 	}
 	if (fz_trace)

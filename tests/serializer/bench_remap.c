@@ -109,7 +109,7 @@ setup(struct env *e)
 			.dst_ip = CL_IP(i), .dest_qpn = 0x200 + (uint32_t)i };
 		ack(e, e->cpsn[i], f, &len);
 		roce_parse(f, len, &p);
-		remap_on_response(e->r, f, &len, sizeof(f), &p, ++e->t, em, 8, &n);
+		remap_on_response(e->r, f, &len, sizeof(f), &p, false, ++e->t, em, 8, &n);
 		e->cpsn[i]++;
 	}
 	/* the lane's answers go to its owner, connection 0 */
@@ -156,7 +156,7 @@ main(int argc, char **argv)
 				unmapped++;
 			ack(&e, p.psn, g, &glen);
 			roce_parse(g, glen, &q);
-			if (remap_on_response(e.r, g, &glen, sizeof(g), &q, ++e.t, em, 8, &n)
+			if (remap_on_response(e.r, g, &glen, sizeof(g), &q, false, ++e.t, em, 8, &n)
 			    != REMAP_MODIFIED)
 				unmapped++;
 			e.cpsn[i] = (e.cpsn[i] + 1) & ROCE_PSN_MASK;

@@ -473,7 +473,7 @@ deliver(struct sim *s, int qi, struct rm_frame *f)
 		dump(s, s->pd_in, f->buf, f->len);
 		if (s->remap && roce_parse(f->buf, f->len, &p) == ROCE_OK) {
 			enum remap_verdict rv = remap_on_response(s->remap, f->buf, &f->len,
-				RM_FRAME_MAX, &p, s->now, remit, RTE_DIM(remit), &n_remit);
+				RM_FRAME_MAX, &p, false, s->now, remit, RTE_DIM(remit), &n_remit);
 
 			remap_emitted(s, remit, n_remit);
 			if (rv == REMAP_DROP)

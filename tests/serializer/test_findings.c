@@ -302,7 +302,7 @@ rmp_resp(struct rmp_world *w, uint8_t *f, uint32_t len, uint64_t now)
 	struct roce_pkt p;
 
 	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
-	return remap_on_response(w->r, f, &len, 2048, &p, now, w->emit, 8, &w->n_emit);
+	return remap_on_response(w->r, f, &len, 2048, &p, false, now, w->emit, 8, &w->n_emit);
 }
 
 /* A client's connection paired on evidence (a WRITE at psn on its own QP,

@@ -448,7 +448,7 @@ lane_atomic_ack(struct sim *s, uint32_t lpsn, struct asked *a)
 	down.dest_qpn = li.cl_qpn;
 	len = rm_build(f, &down, ROCE_RC_ATOMIC_ACKNOWLEDGE, lpsn, false, ext, 12, NULL, 0);
 	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
-	v = remap_on_response(s->remap, f, &len, sizeof(f), &p, s->now, emit, 8, &n_emit);
+	v = remap_on_response(s->remap, f, &len, sizeof(f), &p, false, s->now, emit, 8, &n_emit);
 	note_asks(a, emit, n_emit);
 	return v;
 }

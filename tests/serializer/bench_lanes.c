@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * bench_lanes.c — what connection remapping costs per frame over atomic
+ * replacement alone, through swordd's worker (issue #12's budget):
+ * the same traffic through two workers, one with atomic replacement, one
+ * with atomic replacement and remapping (lanes = 1).  Not a test: prints
+ * ns per frame of each and the difference.
+ *
+ *   bench_lanes [rounds-per-run] [runs] [both|accel|remap] [coalesce]
+ *
+ * Traffic: 8 client connections (4 hosts x 2 QPs; their PSNs apart, as
+ * pairing a connection by its answers needs without the RDMA CM, lib/rc),
+ * each toggling its own lock word with
+ * CAS(v, v^1), 4 per connection per burst of 32.  A responder model
+ * executes what reaches the server (a CAS, or the WRITE it became) and
+ * answers each with its ACK (coalesce: one ACK per 8 requests of a server
+ * QP, as a ConnectX does, only the last of each 8 answered); the answers
+ * go back through the same worker as one burst.  Only
+ * sword_worker_process is timed, and counted under valgrind
+ * --tool=callgrind --collect-atstart=no: run it with accel, then remap,
+ * and divide each total by the frames it reports.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_eal.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#endif
+#endif
+#ifndef CALLGRIND_TOGGLE_COLLECT
+#define CALLGRIND_TOGGLE_COLLECT do { } while (0)
+#endif
+
+#include "rdma_model.h"
+#include "roce.h"
+#include "ser_fn.h"
+#include "remap_fn.h"
+#include "sword_config.h"
+#include "sword_worker.h"
+
+#define NCONN 8
+#define PER_CONN 4
+#define BURST (NCONN * PER_CONN)
+#define SRV_IP RTE_BE32(0xc6120001)
+#define CL_IP(i) RTE_BE32(0xc6120010 + (uint32_t)(i) / 2)
+#define SRV_QPN(i) (0x100u + (uint32_t)(i))
+#define CL_QPN(i) (0x200u + (uint32_t)(i))
+#define WORD_VA(i) (0x10000ull + 8ull * (uint64_t)(i))
+#define FRAME_MAX 128
+
+static struct rte_mempool *pool;
+
+/* The memory server: its words and each QP's MSN. */
+struct server_model {
+	uint64_t word[NCONN];
+	uint32_t msn[NCONN];
+	uint32_t unanswered[NCONN];  /* coalescing: requests since its last ACK */
+};
+
+struct side {
+	const char *name;
+	struct sword_config cfg;
+	struct sword_shard_map shards;
+	struct sword_worker w;
+	struct server_model srv;
+	uint32_t psn[NCONN];
+	uint64_t value[NCONN];
+	bool coalesce;
+	double *req_ns, *ack_ns;     /* per burst, ns per frame */
+	size_t n_req, n_ack;
+	uint64_t frames_req, frames_ack;  /* timed frames */
+	uint64_t wrong;              /* a client got something it did not ask */
+};
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int
+cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+config_load(struct side *s, bool remap)
+{
+	const char *sets[] = {
+		"ports.mode=one-port", "server.mem0.ip=198.18.0.1",
+		"lock.l0.server=mem0", "lock.l0.rkey=0x2521", "lock.l0.base=0x10000",
+		"lock.l0.length=1024", "lock.l0.word_size=8",
+		"features.atomic_replacement=on", "atomic.learn_holdoff_ms=0",
+		"features.remapping=on", "remap.start_holdoff_ms=0", "remap.lanes=1",
+	};
+	unsigned int n = remap ? RTE_DIM(sets) : RTE_DIM(sets) - 3;
+	char err[256];
+
+	sword_config_defaults(&s->cfg);
+	for (unsigned int i = 0; i < n; i++)
+		if (sword_config_set(&s->cfg, sets[i], err, sizeof(err)) != 0) {
+			fprintf(stderr, "%s: %s\n", sets[i], err);
+			exit(1);
+		}
+	if (sword_config_validate(&s->cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		exit(1);
+	}
+	sword_shard_map_build(&s->shards, &s->cfg);
+}
+
+static struct rte_mbuf *
+mbuf_of(const uint8_t *buf, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+
+	if (m == NULL)
+		abort();
+	memcpy(rte_pktmbuf_append(m, (uint16_t)len), buf, len);
+	m->port = 0;
+	return m;
+}
+
+static struct rm_addr
+up_addr(int i)
+{
+	return (struct rm_addr){ .src_mac = { 2, 0, 0, 0, 1, (uint8_t)(i / 2) },
+		.dst_mac = { 2, 0, 0, 0, 0, 0x99 }, .src_ip = CL_IP(i),
+		.dst_ip = SRV_IP, .dest_qpn = SRV_QPN(i) };
+}
+
+/* CAS(v, v^1) on connection i's word. */
+static uint32_t
+build_cas(struct side *s, int i, uint8_t *f)
+{
+	struct rm_addr a = up_addr(i);
+	uint8_t ext[28];
+	uint64_t v;
+	uint32_t len;
+
+	v = rte_cpu_to_be_64(WORD_VA(i));
+	memcpy(ext, &v, 8);
+	v = rte_cpu_to_be_32(0x2521);
+	memcpy(ext + 8, &v, 4);
+	v = rte_cpu_to_be_64(s->value[i] ^ 1);
+	memcpy(ext + 12, &v, 8);
+	v = rte_cpu_to_be_64(s->value[i]);
+	memcpy(ext + 20, &v, 8);
+	len = rm_build(f, &a, ROCE_RC_COMPARE_SWAP, s->psn[i], true, ext, 28, NULL, 0);
+	s->value[i] ^= 1;
+	s->psn[i] = (s->psn[i] + 1) & 0xffffff;
+	return len;
+}
+
+/* The server executes a request that reached it; its answer (0: none
+ * yet, coalesced).  Server QP k's peer is client connection k. */
+static uint32_t
+serve(struct side *s, const uint8_t *f, uint32_t len, uint8_t *ack)
+{
+	struct roce_pkt p;
+	uint8_t aeth[12];
+	uint32_t k, v32;
+	uint64_t va, v;
+	struct rm_addr down;
+
+	if (roce_parse(f, len, &p) != ROCE_OK)
+		return 0;
+	k = p.qpn - SRV_QPN(0);
+	if (k >= NCONN)
+		return 0;
+	memcpy(&va, f + p.bth_off + 12, 8);
+	va = rte_be_to_cpu_64(va);
+	down = (struct rm_addr){ .src_mac = { 2, 0, 0, 0, 0, 0x99 },
+		.dst_mac = { 2, 0, 0, 0, 1, (uint8_t)(k / 2) }, .src_ip = SRV_IP,
+		.dst_ip = CL_IP(k), .dest_qpn = CL_QPN(k) };
+	s->srv.msn[k] = (s->srv.msn[k] + 1) & 0xffffff;
+	v32 = rte_cpu_to_be_32((0x1fu << 24) | s->srv.msn[k]);
+	memcpy(aeth, &v32, 4);
+	if (p.opcode == ROCE_RC_COMPARE_SWAP) {
+		uint64_t cmp, swap, w = s->srv.word[(va - WORD_VA(0)) / 8 % NCONN];
+
+		memcpy(&swap, f + p.bth_off + 12 + 12, 8);
+		memcpy(&cmp, f + p.bth_off + 12 + 20, 8);
+		if (rte_be_to_cpu_64(cmp) == w)
+			s->srv.word[(va - WORD_VA(0)) / 8 % NCONN] = rte_be_to_cpu_64(swap);
+		s->srv.unanswered[k] = 0;
+		v = rte_cpu_to_be_64(w);
+		memcpy(aeth + 4, &v, 8);
+		return rm_build(ack, &down, ROCE_RC_ATOMIC_ACKNOWLEDGE, p.psn, false,
+				aeth, 12, NULL, 0);
+	}
+	memcpy(&v, f + p.bth_off + 12 + 16, 8);
+	s->srv.word[(va - WORD_VA(0)) / 8 % NCONN] = rte_be_to_cpu_64(v);
+	if (s->coalesce && ++s->srv.unanswered[k] < 8)
+		return 0;
+	s->srv.unanswered[k] = 0;
+	return rm_build(ack, &down, ROCE_RC_ACKNOWLEDGE, p.psn, false, aeth, 4, NULL, 0);
+}
+
+/* n frames through the worker as one burst; what came out, in out[]. */
+static double
+through(struct side *s, uint8_t (*bufs)[FRAME_MAX], const uint32_t *lens,
+	unsigned int n, bool counted, struct rte_mbuf **out, unsigned int *n_out)
+{
+	static struct sword_tx_batch tx;
+	struct rte_mbuf *pkts[BURST];
+	double t0, t;
+
+	for (unsigned int i = 0; i < n; i++)
+		pkts[i] = mbuf_of(bufs[i], lens[i]);
+	sword_tx_batch_reset(&tx);
+	t0 = now_s();
+	if (counted)
+		CALLGRIND_TOGGLE_COLLECT;
+	sword_worker_process(&s->w, 0, pkts, (uint16_t)n, &tx);
+	if (counted)
+		CALLGRIND_TOGGLE_COLLECT;
+	t = now_s() - t0;
+	*n_out = 0;
+	for (unsigned int side = 0; side < SWORD_SIDE_NUM; side++)
+		for (unsigned int i = 0; i < tx.n[side]; i++)
+			out[(*n_out)++] = tx.pkts[side][i];
+	return t;
+}
+
+/* One burst of CAS from every connection and the burst of their answers. */
+static void
+round_trip(struct side *s, int per_conn, bool counted)
+{
+	static uint8_t req[BURST][FRAME_MAX], ack[4 * BURST][FRAME_MAX];
+	uint32_t req_len[BURST], ack_len[4 * BURST];
+	struct rte_mbuf *out[4 * BURST];
+	unsigned int n_out, n_ack = 0, n_req = 0;
+	double t;
+
+	for (int r = 0; r < per_conn; r++)
+		for (int i = 0; i < NCONN; i++) {
+			req_len[n_req] = build_cas(s, i, req[n_req]);
+			n_req++;
+		}
+	t = through(s, req, req_len, n_req, counted, out, &n_out);
+	if (counted) {
+		s->req_ns[s->n_req++] = t * 1e9 / n_req;
+		s->frames_req += n_req;
+	}
+	for (unsigned int i = 0; i < n_out; i++) {
+		uint8_t *d = rte_pktmbuf_mtod(out[i], uint8_t *);
+
+		if (n_ack < RTE_DIM(ack) &&
+		    (ack_len[n_ack] = serve(s, d, rte_pktmbuf_data_len(out[i]), ack[n_ack])))
+			n_ack++;
+		rte_pktmbuf_free(out[i]);
+	}
+	if (n_ack == 0)
+		return;
+	t = through(s, ack, ack_len, n_ack, counted, out, &n_out);
+	if (counted) {
+		s->ack_ns[s->n_ack++] = t * 1e9 / n_ack;
+		s->frames_ack += n_ack;
+	}
+	for (unsigned int i = 0; i < n_out; i++) {
+		const uint8_t *d = rte_pktmbuf_mtod(out[i], const uint8_t *);
+		struct roce_pkt p;
+
+		/* every client asked a CAS: it must get ATOMIC ACKs */
+		if (roce_parse(d, rte_pktmbuf_data_len(out[i]), &p) != ROCE_OK ||
+		    p.opcode != ROCE_RC_ATOMIC_ACKNOWLEDGE)
+			s->wrong++;
+		rte_pktmbuf_free(out[i]);
+	}
+}
+
+static void
+side_init(struct side *s, const char *name, bool remap, bool coalesce, size_t max)
+{
+	s->name = name;
+	s->coalesce = coalesce;
+	config_load(s, remap);
+	sword_worker_init(&s->w, &s->cfg, &s->shards, 0);
+	s->w.pool = pool;
+	if (sword_worker_attach_fn(&s->w, &ser_fn_ops, SOCKET_ID_ANY) != 0 ||
+	    (remap && sword_worker_attach_fn(&s->w, &remap_fn_ops, SOCKET_ID_ANY) != 0)) {
+		fprintf(stderr, "bench_lanes: cannot attach the functions\n");
+		exit(1);
+	}
+	for (int i = 0; i < NCONN; i++)
+		s->psn[i] = 3185 + 4096 * (uint32_t)i;
+	s->req_ns = calloc(max, sizeof(double));
+	s->ack_ns = calloc(max, sizeof(double));
+	if (s->req_ns == NULL || s->ack_ns == NULL)
+		abort();
+	/* warm-up, not counted: words learned (one op at a time: a period of
+	 * several real ones in flight leaves a word unknown, ser_word.c),
+	 * connections paired and bound */
+	for (int r = 0; r < 4; r++)
+		round_trip(s, 1, false);
+	for (int r = 0; r < 64; r++)
+		round_trip(s, PER_CONN, false);
+	s->wrong = 0;
+}
+
+static uint64_t
+counter(struct sword_worker *w, const char *name)
+{
+	for (unsigned int f = 0; f < w->n_fn; f++) {
+		const struct sword_fn_ops *ops = w->fn[f].ops;
+
+		ops->publish(w->fn[f].state, &w->stats.fn[w->fn[f].counter_base]);
+		for (unsigned int i = 0; i < ops->n_counters; i++) {
+			if (getenv("BENCH_DUMP") && w->stats.fn[w->fn[f].counter_base + i])
+				printf("  %s %llu\n", ops->counter_names[i], (unsigned long long)
+				       w->stats.fn[w->fn[f].counter_base + i]);
+			if (!strcmp(ops->counter_names[i], name))
+				return w->stats.fn[w->fn[f].counter_base + i];
+		}
+	}
+	return 0;
+}
+
+static double
+median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(double), cmp_d);
+	return n ? v[n / 2] : 0;
+}
+
+static void
+report(struct side *s, double *req, double *ack)
+{
+	*req = median(s->req_ns, s->n_req);
+	*ack = median(s->ack_ns, s->n_ack);
+	printf("%-12s %.1f ns per request, %.1f ns per answer (median burst); "
+	       "frames counted: %llu requests, %llu answers; granted %llu, stitched %llu, "
+	       "wrong answers %llu\n", s->name, *req, *ack,
+	       (unsigned long long)s->frames_req, (unsigned long long)s->frames_ack,
+	       (unsigned long long)counter(&s->w, "atomic_granted"),
+	       (unsigned long long)counter(&s->w, "remap_stitched"),
+	       (unsigned long long)s->wrong);
+}
+
+int
+main(int argc, char **argv)
+{
+	char *eal[] = { argv[0], "--no-pci", "--no-shconf", "--no-huge", "-m", "256",
+			"--log-level", "lib.eal:error", "--log-level", "user1:error", NULL };
+	long rounds = argc > 1 ? atol(argv[1]) : 2000;
+	int runs = argc > 2 ? atoi(argv[2]) : 5;
+	const char *mode = argc > 3 ? argv[3] : "both";
+	bool coalesce = argc > 4 && strcmp(argv[4], "coalesce") == 0;
+	bool do_accel = strcmp(mode, "remap") != 0, do_remap = strcmp(mode, "accel") != 0;
+	static struct side accel, remap;
+	double ar = 0, aa = 0, rr = 0, ra = 0;
+	size_t max;
+
+	if (runs < 1 || rounds < 1 || rte_eal_init((int)RTE_DIM(eal) - 1, eal) < 0)
+		return 1;
+	roce_crc_init();
+	max = (size_t)rounds * (size_t)runs;
+	pool = rte_pktmbuf_pool_create("bench", 2047, 0, 0, 2048 + 128, SOCKET_ID_ANY);
+	if (pool == NULL)
+		return 1;
+	if (do_accel)
+		side_init(&accel, "accel", false, coalesce, max);
+	if (do_remap)
+		side_init(&remap, "accel+remap", true, coalesce, max);
+	/* interleaved, so both see the machine's same moments */
+	for (int r = 0; r < runs; r++)
+		for (long k = 0; k < rounds; k++) {
+			if (do_accel)
+				round_trip(&accel, PER_CONN, true);
+			if (do_remap)
+				round_trip(&remap, PER_CONN, true);
+		}
+	if (do_accel)
+		report(&accel, &ar, &aa);
+	if (do_remap)
+		report(&remap, &rr, &ra);
+	if (do_accel && do_remap)
+		printf("remapping over atomic replacement alone: %+.1f ns per request, "
+		       "%+.1f ns per answer, %+.1f ns per frame (ICRC %s%s)\n",
+		       rr - ar, ra - aa, ((rr - ar) * accel.frames_req + (ra - aa) *
+		       accel.frames_ack) / (double)(accel.frames_req + accel.frames_ack),
+		       roce_icrc_impl(), coalesce ? ", 8 requests per ACK" : "");
+	rte_eal_cleanup();
+	return accel.wrong || remap.wrong ? 1 : 0;
+}
