@@ -92,6 +92,11 @@ struct remap_params {
 	 * for this long.  0 (default): off, the head is asked as soon as the
 	 * streamer's message closes (README: why off in swordd for now). */
 	uint64_t stream_quiet_tsc;
+	/* A frame remapped in place (REMAP_MODIFIED) is left with its ICRC
+	 * (and a UDP checksum) stale, for a caller that re-signs it once
+	 * after every stage (swordd's worker: sword_fn_ctx.resign_due).
+	 * Frames remap builds (emit) are always signed. */
+	bool defer_resign;
 };
 
 enum remap_verdict {

@@ -81,6 +81,7 @@ fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 	prm.start_holdoff_tsc = (uint64_t)cfg->remap.start_holdoff_ms * rte_get_tsc_hz() / 1000;
 	prm.resend_timeout_tsc = rte_get_tsc_hz() / 10;
 	prm.stream_quiet_tsc = (uint64_t)cfg->remap.stream_quiet_us * rte_get_tsc_hz() / 1000000;
+	prm.defer_resign = true;   /* the worker re-signs once (ctx->resign_due) */
 	if (prm.rc == NULL || (f->remap = remap_create(&prm)) == NULL) {
 		SWORD_LOG(ERR, "remapping: cannot create worker %u state: %s", w->id,
 			  strerror(prm.rc == NULL ? ENOMEM : errno));
@@ -166,6 +167,7 @@ fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 	switch (v) {
 	case REMAP_MODIFIED:
 		ctx->icrc_ok = true;
+		ctx->resign_due = true;
 		return SWORD_FN_MODIFIED;
 	case REMAP_DROP:
 		return SWORD_FN_DROP;

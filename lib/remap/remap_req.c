@@ -58,7 +58,8 @@ stitch(struct remap *r, struct rmp_lane *l, uint8_t *f, struct roce_pkt *p,
 	p->qpn = l->srv_qpn;
 	roce_set_psn(f, p, lpsn);
 	p->psn = lpsn;
-	rmp_resign(f, p);
+	if (!r->prm.defer_resign)
+		rmp_resign(f, p);
 	/* the borrowed connection is in use while its lane carries traffic */
 	if (owner != NULL && owner->incarnation == l->owner_inc)
 		rc_touch(owner, now);

@@ -234,7 +234,8 @@ map_own(struct resp_ctx *x, struct rc_conn *c, struct rmp_conn *rcn, uint32_t cp
 	p->psn = cpsn;
 	if (roce_has(p->oi, ROCE_HDR_AETH))
 		roce_set_aeth(f, p, roce_get_syndrome(f, p), msn);
-	rmp_resign(f, p);
+	if (!x->r->prm.defer_resign)
+		rmp_resign(f, p);
 	x->r->c.resp_mapped++;
 	return REMAP_MODIFIED;
 }
@@ -646,6 +647,8 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		if (*len > REMAP_EMIT_BUF || *n_emit >= emit_cap)
 			return v;
 		memcpy(emit[*n_emit].buf, f, *len);
+		if (r->prm.defer_resign)
+			rmp_resign(emit[*n_emit].buf, p);   /* a copy leaves signed */
 		emit[*n_emit].len = *len;
 		emit[*n_emit].to_server = false;
 		(*n_emit)++;

@@ -117,6 +117,7 @@ fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 		return f;               /* this worker owns no lock region */
 	/* the worker's connection table, shared with remapping */
 	prm.rc = sword_worker_rc(w);
+	prm.defer_resign = true;   /* the worker re-signs once (ctx->resign_due) */
 	if (prm.rc == NULL) {
 		rte_free(f);
 		return NULL;
@@ -241,6 +242,7 @@ fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 	case SER_FORWARD_REWRITTEN:
 		set_len(m, len);
 		ctx->icrc_ok = true;    /* rewritten only after its ICRC verified */
+		ctx->resign_due = true; /* the worker re-signs (prm.defer_resign) */
 		return SWORD_FN_MODIFIED;
 	case SER_DROP:
 		return SWORD_FN_DROP;

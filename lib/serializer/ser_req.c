@@ -199,10 +199,12 @@ static int
 apply_rewrite(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	      struct roce_pkt *p, const struct ser_stub *st, bool zero)
 {
+	const uint64_t *wval = zero || (st->flags & SF_ZERO_LEN) ? NULL : &st->wval;
+
 	if (!s->prm.no_force_ackreq)
 		set_ackreq(f, p);
-	return roce_atomic_to_write(f, len, cap, p,
-				    zero || (st->flags & SF_ZERO_LEN) ? NULL : &st->wval);
+	return s->prm.defer_resign ? roce_atomic_to_write_defer(f, len, cap, p, wval)
+				   : roce_atomic_to_write(f, len, cap, p, wval);
 }
 
 static enum ser_verdict
@@ -287,7 +289,8 @@ restore_ackreq(struct ser *s, struct ser_stub *st, uint8_t *f, struct roce_pkt *
 {
 	if ((st->flags & SF_ACKREQ) && !roce_get_ackreq(f, p)) {
 		set_ackreq(f, p);
-		roce_resign(f, p);
+		if (!s->prm.defer_resign)
+			roce_resign(f, p);
 		s->c.dup_replayed++;
 		return SER_FORWARD_REWRITTEN;
 	}
@@ -647,7 +650,8 @@ fresh_word_write(struct ser *s, const struct rc_conn *c, const struct ser_conn *
 	st->chg_seq = s->words[rc->word].chg_seq;
 	if (!s->prm.no_force_ackreq && !roce_get_ackreq(f, p)) {
 		set_ackreq(f, p);
-		roce_resign(f, p);
+		if (!s->prm.defer_resign)
+			roce_resign(f, p);
 		st->flags |= SF_ACKREQ;
 		s->c.ackreq_set++;
 		return SER_FORWARD_REWRITTEN;

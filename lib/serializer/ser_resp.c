@@ -346,7 +346,8 @@ own_ack_inplace(struct ser *s, struct ser_stub *sp, uint8_t *f, uint32_t *len,
 
 	if (m != r->msn)
 		roce_set_aeth(f, p, r->syn, m);
-	if (roce_ack_to_atomic_ack(f, len, cap, p, sp->orig) != 0) {
+	if ((s->prm.defer_resign ? roce_ack_to_atomic_ack_defer(f, len, cap, p, sp->orig)
+				 : roce_ack_to_atomic_ack(f, len, cap, p, sp->orig)) != 0) {
 		if (m != r->msn)
 			roce_set_aeth(f, p, r->syn, r->msn);
 		s->c.emit_full++;

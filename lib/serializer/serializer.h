@@ -91,6 +91,11 @@ struct ser_params {
 	 * which the server NAKs to the client); true turns that off.  swordd
 	 * sets it with remapping on (the WRITE would reach remapping). */
 	bool no_poke;
+	/* A request or response rewritten in place (SER_FORWARD_REWRITTEN)
+	 * is left with its ICRC (and a UDP checksum) stale, for a caller that
+	 * re-signs it once after every stage (swordd's worker:
+	 * sword_fn_ctx.resign_due).  Frames it builds are always signed. */
+	bool defer_resign;
 	/* The connection table to work on, shared with other functions (the
 	 * serializer keeps it: opens, pairs, ages); NULL: a table of its own
 	 * with max_conns, conn_idle_tsc, learn_holdoff_tsc and ring_size. */

@@ -271,10 +271,15 @@ run_chain_once(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int fr
 
 	RTE_BUILD_BUG_ON(SWORD_MAX_FNS > SWORD_FN_MAX_TIMED);
 	for (i = from; i < w->n_fn; i++) {
+		const bool due = ctx->resign_due;
+
+		ctx->resign_due = false;
 		switch (call_fn(w, fn_at(w, ctx->to_server, i), ctx, timed)) {
 		case SWORD_FN_PASS:
+			ctx->resign_due = due;
 			continue;
 		case SWORD_FN_MODIFIED:
+			/* re-signed in full by it, unless it left that to us */
 			modified = true;
 			continue;
 		case SWORD_FN_CONSUMED:
@@ -288,6 +293,10 @@ run_chain_once(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int fr
 		}
 	}
 	if (modified) {
+		if (ctx->resign_due) {
+			roce_resign(ctx->frame, ctx->p);
+			ctx->resign_due = false;
+		}
 		w->stats.rewritten++;
 		w->stats.server_rewritten[server]++;
 	} else {

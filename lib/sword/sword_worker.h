@@ -82,10 +82,15 @@ struct sword_worker;
  */
 enum sword_fn_verdict {
 	SWORD_FN_PASS = 0,      /* not changed: on to the next function */
-	SWORD_FN_MODIFIED,      /* changed in place (ctx->p kept in sync): on to the
+	SWORD_FN_MODIFIED,      /* changed in place (ctx->p kept in sync) and either
+				 * re-signed in full (ICRC, UDP checksum) or left
+				 * for the worker with ctx->resign_due: on to the
 				 * next function, then forwarded (counted rewritten) */
 	SWORD_FN_CONSUMED,      /* the function owns m now (kept, freed, or queued
-				 * itself with sword_tx_batch_add) */
+				 * itself with sword_tx_batch_add).  None does
+				 * today; a function that will must re-sign
+				 * frames an earlier one left unsigned
+				 * (ctx->resign_due), which it is not told */
 	SWORD_FN_DROP,          /* free it (counted filtered) */
 };
 
@@ -100,6 +105,15 @@ struct sword_fn_ctx {
 	 * (and re-signed whatever it changed).  A function that verifies sets
 	 * it; none may re-sign a frame whose ICRC it has not seen good. */
 	bool icrc_ok;
+	/* The function changed the frame and left its re-sign to the worker
+	 * (set it with SWORD_FN_MODIFIED only).  The worker re-signs once,
+	 * before the frame leaves, unless a later function re-signs it in full
+	 * (returns SWORD_FN_MODIFIED without setting it): a frame two
+	 * functions rewrite (a CAS made a WRITE and stitched onto a lane) is
+	 * signed once, not twice.  A function that sets it must not copy the
+	 * frame out unsigned (sign the copy), and a later one that reads the
+	 * ICRC must not trust it: icrc_ok stays true, so none verifies. */
+	bool resign_due;
 	unsigned int stage;            /* this function's place in the chain */
 	enum sword_side out_side;      /* where the frame leaves */
 	struct sword_tx_batch *out;    /* extra frames: sword_fn_emit (they leave
