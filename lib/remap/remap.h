@@ -154,7 +154,10 @@ struct remap_emit {
 	X(naks_rnr)                                                           \
 	X(naks_fatal)        /* access/invalid/operational NAK: lane closed */ \
 	X(emit_full)         /* expansion cut short (emit array full) */      \
-	X(conn_paired)       /* connections paired here (keep_conns) */
+	X(conn_paired)       /* connections paired here (keep_conns) */         \
+	X(drains)            /* busy unbound connections drained to bind */   \
+	X(drain_dropped)     /* their requests dropped while their own QP drained */ \
+	X(drain_abandoned)   /* drained, but no open lane to bind to */
 
 struct remap_counters {
 #define REMAP_FIELD(n) uint64_t n;

@@ -186,6 +186,64 @@ rmp_bind(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
 	return true;
 }
 
+/*
+ * Why drain: a connection binds at a fresh request with nothing
+ * outstanding before it (rmp_bind), and a busy one (perftest streaming
+ * WRITEs on 4 QPs, a window always open) may never have such a moment:
+ * on the rig, with streams keeping their turn on the lane, one of four
+ * connections stayed on its own server QP for a whole run.  So such a
+ * request is dropped, with every later one, until the server has answered
+ * everything before it on the connection's own QP; the connection then
+ * binds there and queues on the lane, which asks it (RNR NAK, as any
+ * refused client) to resend from that PSN.  Only onto a lane already
+ * open (its answers give the template of that NAK), at the start of a
+ * message, and once per connection life: it costs the client one window
+ * sent again.
+ */
+bool
+rmp_drain_start(struct remap *r, const struct rc_conn *c, struct rmp_conn *rcn,
+		int server, const uint8_t *f, const struct roce_pkt *p)
+{
+	bool opens;
+	const struct rmp_lane *l;
+
+	if (!c->paired || rcn->two_sided || !(p->oi->flags & ROCE_F_START_MSG))
+		return false;
+	l = lane_pick(r, server, &opens);
+	if (l == NULL || opens || l->tmpl_len == 0)
+		return false;
+	rcn->draining = 1;
+	rcn->drain_psn = p->psn;
+	rcn->drain_kind = (p->oi->flags & ROCE_F_READ) ? RK_READ :
+			  (p->oi->flags & ROCE_F_ATOMIC) ? RK_ATOMIC : RK_ACKABLE;
+	memcpy(rcn->mac, f + 6, 6);
+	r->c.drains++;
+	return true;
+}
+
+struct rmp_lane *
+rmp_bind_drained(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server)
+{
+	struct rmp_lane *l;
+	bool opens;
+
+	rcn->draining = 0;
+	l = lane_pick(r, server, &opens);
+	if (l == NULL || opens || l->tmpl_len == 0) {
+		/* the lane closed meanwhile: the client's dropped requests
+		 * come back by its own timeout (README, "Limits") */
+		r->c.drain_abandoned++;
+		return NULL;
+	}
+	rcn->state = RC_BOUND;
+	rcn->lane = (uint32_t)(l - r->lanes);
+	rcn->bind_psn = rcn->next = rcn->acked = rcn->drain_psn;
+	l->bound++;
+	r->c.bound++;
+	rmp_wait(r, l, c, rcn, rcn->drain_kind);
+	return l;
+}
+
 /* lib/rc ends a life: whatever lane it owned closes, its place on a lane
  * is given back.  Its stubs stay until overwritten; answers to them are
  * dropped (rmp_stub_client finds no live client). */

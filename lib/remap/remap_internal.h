@@ -131,6 +131,13 @@ struct rmp_conn {
 	uint8_t waiting, wait_kind;
 	uint8_t queued;       /* entries of it in the lane's queue (stale ones
 				 * are skipped: waiting is what counts) */
+	/* Draining to bind (remap_core.c, rmp_drain_start): a busy
+	 * connection never has nothing outstanding at a fresh request, the
+	 * moment it can bind at.  So its requests from drain_psn on are
+	 * dropped until the answer before drain_psn is in; then it binds at
+	 * drain_psn and waits on the lane to be asked to resend from there. */
+	uint8_t draining, drain_kind;
+	uint32_t drain_psn;
 	uint32_t bind_psn;    /* first client PSN on the lane */
 	uint32_t next;        /* next client PSN expected on the lane */
 	uint32_t acked;       /* client PSNs before this are answered to it */
@@ -212,6 +219,21 @@ int rmp_managed(struct remap *r, uint8_t *f, const struct roce_pkt *p, bool requ
 struct rmp_conn *rmp_conn_of(struct remap *r, const struct rc_conn *c);
 bool rmp_bind(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
 	      const uint8_t *f, const struct roce_pkt *p, uint64_t now);
+/* A fresh request p of a busy unbound connection: start draining it
+ * (true: drop p) if it can bind once drained. */
+bool rmp_drain_start(struct remap *r, const struct rc_conn *c, struct rmp_conn *rcn,
+		     int server, const uint8_t *f, const struct roce_pkt *p);
+/* Drained (the answer before drain_psn is in)? */
+static inline bool
+rmp_drained(const struct rmp_conn *rcn)
+{
+	return rcn->draining && rcn->msn_known &&
+	       roce_psn_add(rcn->msn_psn, 1) == rcn->drain_psn;
+}
+/* Bind a drained connection at drain_psn and queue it to be asked to
+ * resend from there; the lane, or NULL (no open lane: drain abandoned). */
+struct rmp_lane *rmp_bind_drained(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn,
+				  int server);
 void rmp_lane_close(struct remap *r, struct rmp_lane *l);
 static inline struct rmp_stub *
 rmp_stub_at(struct remap *r, struct rmp_lane *l, uint32_t lpsn)

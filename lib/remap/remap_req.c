@@ -427,10 +427,13 @@ req_route(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 	return v;
 }
 
+enum direct { DIRECT_PASS, DIRECT_DROP, DIRECT_BOUND };
+
 /* Not on a lane yet: note how far it has sent; bind at a fresh request
- * (one never sent before) when that is allowed (rmp_bind).  Only a
- * verified frame gets here: it moves the window or binds. */
-static bool
+ * (one never sent before) when that is allowed (rmp_bind), or drain a
+ * busy connection to bind it (rmp_drain_start).  Only a verified frame
+ * gets here: it moves the window or binds. */
+static enum direct
 req_direct(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
 	   uint8_t *f, const struct roce_pkt *p, uint64_t now)
 {
@@ -445,7 +448,26 @@ req_direct(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
 		rcn->dnext = end;
 		rcn->dnext_set = 1;
 	}
-	return fresh && !rcn->two_sided && rmp_bind(r, c, rcn, server, f, p, now);
+	if (rcn->draining) {
+		/* before the drain point: its own QP still completes them */
+		if (roce_psn_diff(p->psn, rcn->drain_psn) < 0)
+			return DIRECT_PASS;
+		if (rmp_drained(rcn) && rmp_bind_drained(r, c, rcn, server) != NULL)
+			return DIRECT_BOUND;   /* routed: the resend, or a gap */
+		if (!rcn->draining)
+			return DIRECT_PASS;    /* abandoned */
+		r->c.drain_dropped++;
+		return DIRECT_DROP;
+	}
+	if (!fresh || rcn->two_sided)
+		return DIRECT_PASS;
+	if (rmp_bind(r, c, rcn, server, f, p, now))
+		return DIRECT_BOUND;
+	if (roce_psn_diff(p->psn, c->una) > 0 && rmp_drain_start(r, c, rcn, server, f, p)) {
+		r->c.drain_dropped++;
+		return DIRECT_DROP;
+	}
+	return DIRECT_PASS;
 }
 
 enum remap_verdict
@@ -480,10 +502,19 @@ remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	if (rcn->inc != c->incarnation || rcn->state == RC_DIRECT) {
 		/* a frame that fails its ICRC check creates nothing (I8),
 		 * not even remapping's record of the connection */
-		if ((!icrc_ok && !roce_icrc_verify(f, p)) ||
-		    !req_direct(r, c, rmp_conn_of(r, c), server, f, p, now)) {
+		if (!icrc_ok && !roce_icrc_verify(f, p)) {
 			r->c.unbound_direct++;
 			return REMAP_PASS;
+		}
+		switch (req_direct(r, c, rmp_conn_of(r, c), server, f, p, now)) {
+		case DIRECT_DROP:
+			return REMAP_DROP;
+		case DIRECT_PASS:
+			r->c.unbound_direct++;
+			return REMAP_PASS;
+		case DIRECT_BOUND:
+		default:
+			break;
 		}
 		icrc_ok = true;
 		rcn = rmp_conn_of(r, c);

@@ -536,6 +536,14 @@ resp_direct(struct remap *r, const struct rmp_server *sv, uint8_t *f,
 		rcn->msn_psn = psn;
 		rcn->msn_known = 1;
 	}
+	/* draining to bind, and this was the answer it waited for: bound and
+	 * queued.  It is asked to resend what was dropped by the lane's next
+	 * frame or remap_tick, after this answer: the RNR NAK acknowledges
+	 * everything before it, and emitted frames leave before this one (a
+	 * READ response or ATOMIC ACK overtaken by it would be lost to the
+	 * client) */
+	if (rcn->state == RC_DIRECT && rmp_drained(rcn))
+		(void)rmp_bind_drained(r, c, rcn, (int)(sv - r->servers));
 }
 
 static enum remap_verdict

@@ -135,7 +135,7 @@ enum sword_mode {
 	  "client PSNs remembered per connection for retransmissions; above a client's outstanding PSNs") \
 	X(start_holdoff_ms, UINT, uint32_t, start_holdoff_ms, 0, 3600000, "10000", 0, \
 	  "after a start, frames of connections not set up by the RDMA CM since are dropped this long") \
-	X(stream_quiet_us, UINT, uint32_t, stream_quiet_us, 0, 1000000, "0", 0, \
+	X(stream_quiet_us, UINT, uint32_t, stream_quiet_us, 0, 1000000, "1000", 0, \
 	  "a client streaming multi-packet messages keeps its turn on a lane until quiet this long (0 = off)")
 
 /* [clover] (lib/clover's per-worker tables) */

@@ -37,6 +37,12 @@ R(struct sim *s)
 	return remap_counters(s->remap);
 }
 
+static const struct remap_counters *
+R2(const struct remap *r)
+{
+	return remap_counters(r);
+}
+
 static void
 dump(const char *what, struct sim *s)
 {
@@ -342,8 +348,8 @@ START_TEST(t_streamer_keeps_turn)
 			 REMAP_MODIFIED);
 	pa += 3;
 	if (_i == 2) {
-		/* off (swordd's default): B is asked as soon as A's message
-		 * closed */
+		/* off (stream_quiet_us = 0): B is asked as soon as A's
+		 * message closed */
 		ck_assert_int_eq(a.n, 1);
 	} else if (_i == 0) {
 		/* A goes on: 8 more messages, B not asked meanwhile */
@@ -756,6 +762,117 @@ START_TEST(t_random)
 }
 END_TEST
 
+/*
+ * Draining to bind (remap_core.c, rmp_drain_start): a connection with
+ * requests always outstanding on its own server QP never reaches the
+ * fresh request with nothing before it that it binds at (perftest
+ * ib_write_bw -q 4 over the RDMA CM on the rig: one QP of four stayed
+ * on its own server QP).  Its next request is dropped, and every later
+ * one, until its own QP's answer before it is in; then it binds there
+ * and the lane asks it (RNR NAK) to resend from that PSN.  Frames by
+ * hand: client 0 owns the lane; client 1 keeps two requests out.
+ */
+struct dr {
+	struct rc_table *rc;
+	struct remap *r;
+	struct rm_addr up[2], down[2];
+	uint32_t msn[2];
+};
+
+static enum remap_verdict
+dr_frame(struct dr *d, bool request, int cl, uint32_t psn, struct asked *a,
+	 struct roce_pkt *out)
+{
+	uint8_t f[256], ext[16] = { 0 }, data[8] = { 1 }, aeth[4] = { 0 };
+	struct remap_emit emit[8];
+	uint32_t len, n_emit = 0;
+	enum remap_verdict v;
+	struct roce_pkt p;
+
+	if (request) {
+		ext[15] = 8;
+		len = rm_build(f, &d->up[cl], ROCE_RC_WRITE_ONLY, psn, true, ext, 16, data, 8);
+	} else {
+		d->msn[cl]++;
+		aeth[1] = (uint8_t)(d->msn[cl] >> 16);
+		aeth[2] = (uint8_t)(d->msn[cl] >> 8);
+		aeth[3] = (uint8_t)d->msn[cl];
+		len = rm_build(f, &d->down[cl], ROCE_RC_ACKNOWLEDGE, psn, false, aeth, 4, NULL, 0);
+	}
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	v = request ? remap_on_request(d->r, f, &len, sizeof(f), &p, false, 1, emit, 8, &n_emit)
+		    : remap_on_response(d->r, f, &len, sizeof(f), &p, false, 1, emit, 8, &n_emit);
+	if (a != NULL)
+		note_asks(a, emit, n_emit);
+	if (out != NULL)
+		ck_assert_int_eq(roce_parse(f, len, out), ROCE_OK);
+	return v;
+}
+
+START_TEST(t_drain_binds)
+{
+	const uint32_t srv = RTE_BE32(0xc6120001);
+	struct remap_server sv = { .ip = srv, .lanes = 1, .keep_conns = true };
+	struct remap_emit emit[8];
+	struct asked a = { 0 };
+	struct dr d = { 0 };
+	struct roce_pkt q;
+	uint32_t n_emit;
+
+	d.rc = rc_create(&(struct rc_params){ .max_conns = 16 });
+	d.r = remap_create(&(struct remap_params){ .servers = &sv, .n_servers = 1,
+						   .rc = d.rc });
+	ck_assert(d.rc != NULL && d.r != NULL);
+	for (int i = 0; i < 2; i++) {
+		d.up[i] = (struct rm_addr){ .src_mac = { 2, 0, 0, 0, 0, (uint8_t)(i + 1) },
+			.dst_mac = { 2, 0, 0, 0, 0, 0x99 },
+			.src_ip = RTE_BE32(0xc6120010 + (uint32_t)i), .dst_ip = srv,
+			.dest_qpn = 0x100 + (uint32_t)i };
+		d.down[i] = (struct rm_addr){ .src_mac = { 2, 0, 0, 0, 0, 0x99 },
+			.dst_mac = { 2, 0, 0, 0, 0, (uint8_t)(i + 1) }, .src_ip = srv,
+			.dst_ip = d.up[i].src_ip, .dest_qpn = 0x200 + (uint32_t)i };
+	}
+	/* client 0: paired by its answer, binds at its next request (the
+	 * lane opens on it), and the lane's first answer */
+	ck_assert_int_eq(dr_frame(&d, true, 0, 100, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, false, 0, 100, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, true, 0, 101, NULL, NULL), REMAP_MODIFIED);
+	ck_assert_int_eq(dr_frame(&d, false, 0, 101, NULL, NULL), REMAP_MODIFIED);
+	ck_assert_uint_eq(R2(d.r)->bound, 1);
+	/* client 1: two requests out, paired by the first one's answer */
+	ck_assert_int_eq(dr_frame(&d, true, 1, 500, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, true, 1, 501, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, false, 1, 500, NULL, NULL), REMAP_PASS);
+	/* its next request has one before it outstanding: drained */
+	ck_assert_int_eq(dr_frame(&d, true, 1, 502, &a, NULL), REMAP_DROP);
+	ck_assert_int_eq(dr_frame(&d, true, 1, 503, &a, NULL), REMAP_DROP);
+	ck_assert_uint_eq(R2(d.r)->drains, 1);
+	ck_assert_uint_eq(R2(d.r)->drain_dropped, 2);
+	/* one from before the drain point still reaches its own QP */
+	ck_assert_int_eq(dr_frame(&d, true, 1, 501, &a, NULL), REMAP_PASS);
+	ck_assert_uint_eq(R2(d.r)->bound, 1);
+	/* the answer before it: bound, asked to resend from 502 (by the
+	 * tick: the ask must not overtake this answer) */
+	ck_assert_int_eq(dr_frame(&d, false, 1, 501, &a, NULL), REMAP_PASS);
+	ck_assert_uint_eq(R2(d.r)->bound, 2);
+	ck_assert_int_eq(a.n, 0);
+	remap_tick(d.r, 2, emit, 8, &n_emit);
+	note_asks(&a, emit, n_emit);
+	ck_assert_int_eq(a.n, 1);
+	ck_assert_uint_eq(a.qpn[0], 0x201);
+	ck_assert_uint_eq(a.psn[0], 502);
+	/* its resend rides the lane: client 0's server QP and address */
+	ck_assert_int_eq(dr_frame(&d, true, 1, 502, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.qpn, 0x100);
+	ck_assert_uint_eq(q.src_ip4, d.up[0].src_ip);
+	ck_assert_uint_eq(q.psn, 102);
+	ck_assert_int_eq(dr_frame(&d, true, 1, 503, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.psn, 103);
+	remap_destroy(d.r);
+	rc_destroy(d.rc);
+}
+END_TEST
+
 static Suite *
 remap_suite(void)
 {
@@ -776,6 +893,7 @@ remap_suite(void)
 	tcase_add_test(tc, t_wait_kind_kept);
 	tcase_add_loop_test(tc, t_asked_again, 0, 2);
 	tcase_add_test(tc, t_stale_after_ask);
+	tcase_add_test(tc, t_drain_binds);
 	tcase_add_loop_test(tc, t_restart, 0, 2);
 	tcase_add_loop_test(tc, t_random, 0, 6);
 	suite_add_tcase(s, tc);
