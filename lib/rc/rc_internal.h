@@ -20,9 +20,10 @@ struct rc_cm_req {
 };
 
 struct rc_table {
-	struct rc_table_head head;   /* first: rc.h's inline accessors (conns, max_conns) */
+	/* first: rc.h's inline accessors read it.  head.conns is the slot
+	 * array; head.max_conns is prm.max_conns once rc_create settled it */
+	struct rc_table_head head;
 	struct rc_params prm;
-	struct rc_conn *conns;
 	uint32_t n_live;
 	uint32_t next_free;       /* first slot to try when opening */
 	uint32_t incarnations;    /* last incarnation number handed out */

@@ -58,16 +58,15 @@ rc_create(const struct rc_params *prm)
 		return NULL;
 	}
 	t->map_mask = pow2_ge(t->prm.max_conns * 2) - 1;
-	t->conns = calloc(t->prm.max_conns, sizeof(*t->conns));
+	t->head.conns = calloc(t->prm.max_conns, sizeof(*t->head.conns));
 	t->req_map = calloc(t->map_mask + 1, sizeof(uint32_t));
 	t->resp_map = calloc(t->map_mask + 1, sizeof(uint32_t));
-	if (!t->conns || !t->req_map || !t->resp_map) {
+	if (!t->head.conns || !t->req_map || !t->resp_map) {
 		rc_destroy(t);
 		errno = ENOMEM;
 		return NULL;
 	}
 	_Static_assert(offsetof(struct rc_table, head) == 0, "rc.h reads the head");
-	t->head.conns = t->conns;
 	t->head.max_conns = t->prm.max_conns;
 	rc_reset(t);
 	return t;
@@ -78,7 +77,7 @@ rc_destroy(struct rc_table *t)
 {
 	if (t == NULL)
 		return;
-	free(t->conns);
+	free(t->head.conns);
 	free(t->req_map);
 	free(t->resp_map);
 	free(t);
@@ -89,7 +88,7 @@ rc_reset(struct rc_table *t)
 {
 	/* incarnation numbers keep counting: state tagged with an old one
 	 * must never match a new connection */
-	memset(t->conns, 0, t->prm.max_conns * sizeof(*t->conns));
+	memset(t->head.conns, 0, t->prm.max_conns * sizeof(*t->head.conns));
 	memset(t->req_map, 0, (t->map_mask + 1) * sizeof(uint32_t));
 	memset(t->resp_map, 0, (t->map_mask + 1) * sizeof(uint32_t));
 	memset(t->cm, 0, sizeof(t->cm));
@@ -167,7 +166,7 @@ map_del(struct rc_table *t, uint32_t *map, struct rc_conn *c, home_fn home)
 			j = (j + 1) & t->map_mask;
 			if (map[j] == 0)
 				return;
-			h = home(t, &t->conns[map[j] - 1]);
+			h = home(t, &t->head.conns[map[j] - 1]);
 			/* the entry at j may move to i unless its home lies
 			 * cyclically in (i, j] */
 			if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
@@ -197,7 +196,7 @@ rc_find_req(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip, uint32_t srv_qp
 	uint32_t i = hash3(cl_ip, srv_ip, srv_qpn) & t->map_mask;
 
 	for (uint32_t v; (v = t->req_map[i]) != 0; i = (i + 1) & t->map_mask) {
-		struct rc_conn *c = &t->conns[v - 1];
+		struct rc_conn *c = &t->head.conns[v - 1];
 
 		if (c->cl_ip == cl_ip && c->srv_ip == srv_ip && c->srv_qpn == srv_qpn)
 			return c;
@@ -211,7 +210,7 @@ rc_find_resp(struct rc_table *t, uint32_t srv_ip, uint32_t cl_ip, uint32_t cl_qp
 	uint32_t i = hash3(srv_ip, cl_ip, cl_qpn) & t->map_mask;
 
 	for (uint32_t v; (v = t->resp_map[i]) != 0; i = (i + 1) & t->map_mask) {
-		struct rc_conn *c = &t->conns[v - 1];
+		struct rc_conn *c = &t->head.conns[v - 1];
 
 		if (c->srv_ip == srv_ip && c->cl_ip == cl_ip && c->cl_qpn == cl_qpn)
 			return c;
@@ -259,7 +258,7 @@ idle_victim(struct rc_table *t, uint64_t now)
 	if (t->prm.idle_tsc == 0)
 		return NULL;
 	for (uint32_t i = 0; i < t->prm.max_conns; i++) {
-		struct rc_conn *c = &t->conns[i];
+		struct rc_conn *c = &t->head.conns[i];
 
 		if (c->incarnation && (v == NULL || c->last_seen < v->last_seen))
 			v = c;
@@ -275,9 +274,9 @@ free_slot(struct rc_table *t)
 	for (uint32_t n = 0; n < t->prm.max_conns; n++) {
 		uint32_t i = (t->next_free + n) % t->prm.max_conns;
 
-		if (t->conns[i].incarnation == 0) {
+		if (t->head.conns[i].incarnation == 0) {
 			t->next_free = (i + 1) % t->prm.max_conns;
-			return &t->conns[i];
+			return &t->head.conns[i];
 		}
 	}
 	return NULL;
@@ -438,7 +437,7 @@ rc_pair_evidence(struct rc_table *t, uint32_t srv_ip, uint32_t cl_ip,
 		return NULL;
 	}
 	for (uint32_t i = 0; i < t->prm.max_conns; i++) {
-		struct rc_conn *c = &t->conns[i];
+		struct rc_conn *c = &t->head.conns[i];
 
 		if (c->incarnation == 0 || c->paired || c->srv_ip != srv_ip ||
 		    c->cl_ip != cl_ip)

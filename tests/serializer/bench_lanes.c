@@ -32,14 +32,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#if defined(__has_include)
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#endif
-#endif
-#ifndef CALLGRIND_TOGGLE_COLLECT
-#define CALLGRIND_TOGGLE_COLLECT do { } while (0)
-#endif
+#include "bench_util.h"
 
 #include "rdma_model.h"
 #include "roce.h"
@@ -81,23 +74,6 @@ struct side {
 	uint64_t frames_req, frames_ack;  /* timed frames */
 	uint64_t wrong;              /* a client got something it did not ask */
 };
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int
-cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static void
 config_load(struct side *s, bool remap)
@@ -239,6 +215,20 @@ through(struct side *s, uint8_t (*bufs)[FRAME_MAX], const uint32_t *lens,
 	return t;
 }
 
+/* through(), and if counted its ns per frame and frame count recorded. */
+static void
+timed(struct side *s, uint8_t (*bufs)[FRAME_MAX], const uint32_t *lens, unsigned int n,
+      bool counted, struct rte_mbuf **out, unsigned int *n_out, double *ns, size_t *n_ns,
+      uint64_t *frames)
+{
+	double t = through(s, bufs, lens, n, counted, out, n_out);
+
+	if (counted) {
+		ns[(*n_ns)++] = t * 1e9 / n;
+		*frames += n;
+	}
+}
+
 /* One burst of CAS from every connection and the burst of their answers. */
 static void
 round_trip(struct side *s, int per_conn, bool counted)
@@ -247,18 +237,14 @@ round_trip(struct side *s, int per_conn, bool counted)
 	uint32_t req_len[BURST], ack_len[4 * BURST];
 	struct rte_mbuf *out[4 * BURST];
 	unsigned int n_out, n_ack = 0, n_req = 0;
-	double t;
 
 	for (int r = 0; r < per_conn; r++)
 		for (int i = 0; i < NCONN; i++) {
 			req_len[n_req] = build_cas(s, i, req[n_req]);
 			n_req++;
 		}
-	t = through(s, req, req_len, n_req, counted, out, &n_out);
-	if (counted) {
-		s->req_ns[s->n_req++] = t * 1e9 / n_req;
-		s->frames_req += n_req;
-	}
+	timed(s, req, req_len, n_req, counted, out, &n_out, s->req_ns, &s->n_req,
+	      &s->frames_req);
 	for (unsigned int i = 0; i < n_out; i++) {
 		uint8_t *d = rte_pktmbuf_mtod(out[i], uint8_t *);
 		struct roce_pkt p;
@@ -274,11 +260,8 @@ round_trip(struct side *s, int per_conn, bool counted)
 	}
 	if (n_ack == 0)
 		return;
-	t = through(s, ack, ack_len, n_ack, counted, out, &n_out);
-	if (counted) {
-		s->ack_ns[s->n_ack++] = t * 1e9 / n_ack;
-		s->frames_ack += n_ack;
-	}
+	timed(s, ack, ack_len, n_ack, counted, out, &n_out, s->ack_ns, &s->n_ack,
+	      &s->frames_ack);
 	for (unsigned int i = 0; i < n_out; i++) {
 		uint8_t *d = rte_pktmbuf_mtod(out[i], uint8_t *);
 		struct roce_pkt p;
@@ -339,18 +322,11 @@ counter(struct sword_worker *w, const char *name)
 	return 0;
 }
 
-static double
-median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(double), cmp_d);
-	return n ? v[n / 2] : 0;
-}
-
 static void
 report(struct side *s, double *req, double *ack)
 {
-	*req = median(s->req_ns, s->n_req);
-	*ack = median(s->ack_ns, s->n_ack);
+	*req = median_d(s->req_ns, s->n_req);
+	*ack = median_d(s->ack_ns, s->n_ack);
 	printf("%-12s %.1f ns per request, %.1f ns per answer (median burst); "
 	       "frames counted: %llu requests, %llu answers; granted %llu, stitched %llu, "
 	       "wrong answers %llu\n", s->name, *req, *ack,

@@ -36,14 +36,7 @@
 
 #include <rte_byteorder.h>
 
-#if defined(__has_include)
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#endif
-#endif
-#ifndef CALLGRIND_TOGGLE_COLLECT
-#define CALLGRIND_TOGGLE_COLLECT do { } while (0)
-#endif
+#include "bench_util.h"
 
 #include "rdma_model.h"
 #include "roce.h"
@@ -62,23 +55,6 @@ struct frame128 {
 struct pair {
 	struct frame128 req, ack;
 };
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int
-cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* CAS(value, value^1) at psn and the server's ACK for it (an ATOMIC ACK
  * with orig = value if atomic_ack, else the plain ACK of the WRITE). */

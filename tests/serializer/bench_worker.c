@@ -28,14 +28,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#if defined(__has_include)
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#endif
-#endif
-#ifndef CALLGRIND_TOGGLE_COLLECT
-#define CALLGRIND_TOGGLE_COLLECT do { } while (0)
-#endif
+#include "bench_util.h"
 
 #include "rdma_model.h"
 #include "roce.h"
@@ -62,23 +55,6 @@ struct bench {
 	double *chunk_ns;          /* per chunk of CHUNK frames */
 	size_t n_chunks;
 };
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int
-cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* CAS(value, value^1) and the server's answer to it (as bench_serializer:
  * an ATOMIC ACK the first time, to learn the word, then the WRITE's ACK). */
