@@ -497,7 +497,7 @@ FUZZ_ORACLE void
 fz_rc_snap_take(struct fz_rc_snap *n, const struct rc_table *t)
 {
 	n->rt = *t;
-	n->conns = fz_dup(t->conns, t->prm.max_conns * sizeof(*t->conns));
+	n->conns = fz_dup(t->head.conns, t->prm.max_conns * sizeof(*t->head.conns));
 	n->req_map = fz_dup(t->req_map, (t->map_mask + 1) * sizeof(uint32_t));
 	n->resp_map = fz_dup(t->resp_map, (t->map_mask + 1) * sizeof(uint32_t));
 }
@@ -516,7 +516,7 @@ fz_rc_snap_same(const struct fz_rc_snap *n, const struct rc_table *t, const uint
 {
 	REF_ASSERT(memcmp(&n->rt, t, sizeof(*t)) == 0,
 		   "bad frame changed the connection table", f, len);
-	REF_ASSERT(memcmp(n->conns, t->conns, t->prm.max_conns * sizeof(*n->conns)) == 0,
+	REF_ASSERT(memcmp(n->conns, t->head.conns, t->prm.max_conns * sizeof(*n->conns)) == 0,
 		   "bad frame created, paired or aged a connection", f, len);
 	REF_ASSERT(memcmp(n->req_map, t->req_map, (t->map_mask + 1) * 4) == 0 &&
 		   memcmp(n->resp_map, t->resp_map, (t->map_mask + 1) * 4) == 0,
