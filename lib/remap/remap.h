@@ -97,6 +97,11 @@ struct remap_params {
 	 * after every stage (swordd's worker: sword_fn_ctx.resign_due).
 	 * Frames remap builds (emit) are always signed. */
 	bool defer_resign;
+	/* Tests only: every frame through the general steps, none through
+	 * the common-case paths (remap_req.c req_fast, remap_resp.c
+	 * resp_fast), so that a harness can run a script both ways and
+	 * compare what leaves (fuzz_remap does). */
+	bool general_only;
 };
 
 enum remap_verdict {

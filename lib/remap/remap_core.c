@@ -28,15 +28,6 @@
 
 #include "remap_internal.h"
 
-int
-rmp_server_of(const struct remap *r, uint32_t ip4)
-{
-	for (uint32_t i = 0; i < r->n_servers; i++)
-		if (r->servers[i].ip == ip4)
-			return (int)i;
-	return -1;
-}
-
 bool
 remap_is_server(const struct remap *r, uint32_t ip4)
 {
@@ -62,24 +53,6 @@ rmp_conn_of(struct remap *r, const struct rc_conn *c)
 		rcn->msn_known = 1;
 	}
 	return rcn;
-}
-
-int
-rmp_managed(struct remap *r, uint8_t *f, const struct roce_pkt *p, bool request,
-	    uint64_t now)
-{
-	int server;
-
-	if (p->ip_version != 4)
-		return -1;
-	if (!(p->oi->flags & ROCE_F_RC)) {
-		rmp_keep_cm(r, f, p, now);
-		return -1;
-	}
-	server = rmp_server_of(r, request ? p->dst_ip4 : p->src_ip4);
-	if (server < 0 || !(p->oi->flags & (request ? ROCE_F_REQUEST : ROCE_F_RESPONSE)))
-		return -1;
-	return server;
 }
 
 void

@@ -13,22 +13,26 @@
 /*
  * Replace the IPv4 address at ip_off + at and fold the change into the
  * header checksum (RFC 1624 eqn. 3): cheaper than summing the header
- * again, and a checksum that was wrong on arrival stays wrong.
+ * again, and a checksum that was wrong on arrival stays wrong.  On the
+ * 16-bit words as they lie in memory: a one's-complement sum comes out
+ * the same in either byte order (RFC 1071 2.(B)), so nothing is swapped.
  */
 static void
 set_ip4_addr(uint8_t *f, const struct roce_pkt *p, unsigned int at, uint32_t addr)
 {
 	uint8_t *a = f + p->l3_off + at, *ck = f + p->l3_off + 10;
-	uint32_t sum = (uint16_t)~roce_ld16(ck);
+	uint32_t old, sum;
+	uint16_t c;
 
-	for (int i = 0; i < 4; i += 2)
-		sum += (uint16_t)~roce_ld16(a + i);
+	memcpy(&old, a, 4);
+	memcpy(&c, ck, 2);
+	sum = (uint32_t)(uint16_t)~c + (uint16_t)~old + (uint16_t)~(old >> 16) +
+	      (uint16_t)addr + (addr >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	c = (uint16_t)~sum;
 	memcpy(a, &addr, 4);
-	for (int i = 0; i < 4; i += 2)
-		sum += roce_ld16(a + i);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	roce_st16(ck, (uint16_t)~sum);
+	memcpy(ck, &c, 2);
 }
 
 void

@@ -210,12 +210,41 @@ rmp_two_sided(const struct roce_pkt *p)
 	       ((p->oi->flags & ROCE_F_WRITE) && p->oi->off[ROCE_HDR_IMMDT]);
 }
 
-/* remap_core.c */
-int rmp_server_of(const struct remap *r, uint32_t ip4);
+/* remap_conns.c: a frame outside RC (the RDMA CM's MADs) */
+bool rmp_keep_cm(struct remap *r, uint8_t *f, const struct roce_pkt *p, uint64_t now);
+
+/* The index of the managed server at ip4, else -1.  Inline: every frame
+ * asks (a handful of servers per worker). */
+static inline int
+rmp_server_of(const struct remap *r, uint32_t ip4)
+{
+	for (uint32_t i = 0; i < r->n_servers; i++)
+		if (r->servers[i].ip == ip4)
+			return (int)i;
+	return -1;
+}
+
 /* The managed server a request (to it) or response (from it) of an RC
  * connection belongs to, else -1 (passed; RDMA CM is learned from here). */
-int rmp_managed(struct remap *r, uint8_t *f, const struct roce_pkt *p, bool request,
-		uint64_t now);
+static inline int
+rmp_managed(struct remap *r, uint8_t *f, const struct roce_pkt *p, bool request,
+	    uint64_t now)
+{
+	int server;
+
+	if (p->ip_version != 4)
+		return -1;
+	if (!(p->oi->flags & ROCE_F_RC)) {
+		rmp_keep_cm(r, f, p, now);
+		return -1;
+	}
+	server = rmp_server_of(r, request ? p->dst_ip4 : p->src_ip4);
+	if (server < 0 || !(p->oi->flags & (request ? ROCE_F_REQUEST : ROCE_F_RESPONSE)))
+		return -1;
+	return server;
+}
+
+/* remap_core.c */
 struct rmp_conn *rmp_conn_of(struct remap *r, const struct rc_conn *c);
 bool rmp_bind(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
 	      const uint8_t *f, const struct roce_pkt *p, uint64_t now);
@@ -307,8 +336,6 @@ struct rc_conn *rmp_keep_request(struct remap *r, struct rc_conn *c, uint8_t *f,
 				 const struct roce_pkt *p, bool *icrc_ok, uint64_t now);
 void rmp_keep_response(struct remap *r, const struct rmp_server *sv, uint8_t *f,
 		       const struct roce_pkt *p, uint64_t now);
-bool rmp_keep_cm(struct remap *r, uint8_t *f, const struct roce_pkt *p, uint64_t now);
-
 /* A zero-length RDMA WRITE on lane l at lane PSN lpsn, AckReq set: a
  * request any responder takes without touching memory (IBTA C9-88: a
  * zero-length transfer needs no valid address or R_Key). */

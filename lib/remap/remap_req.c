@@ -90,14 +90,34 @@ slot_needed(struct remap *r, struct rmp_lane *l, uint32_t lpsn)
 	return false;
 }
 
+/* A READ or atomic may go out: a responder resource is free, also for
+ * the answer of an unanswered completed atomic (struct rmp_lane). */
+static inline bool
+rd_room(const struct rmp_lane *l)
+{
+	return l->rd_out < l->rd_max && !(l->unans_set && l->atom_since >= l->rd_max);
+}
+
+/* The ring can take span more lane PSNs (span 0: it is not overfull). */
+static inline bool
+ring_room(const struct remap *r, const struct rmp_lane *l, uint32_t span)
+{
+	return (uint32_t)roce_psn_diff(roce_psn_add(l->next, span), l->una) <= r->prm.ring;
+}
+
+/* rmp_lane_fit(r, l, RK_ACKABLE, 1) == RMP_FITS, inline for the common case */
+static inline bool
+one_psn_room(struct remap *r, struct rmp_lane *l)
+{
+	return ring_room(r, l, 1) && !slot_needed(r, l, l->next);
+}
+
 enum rmp_fit
 rmp_lane_fit(struct remap *r, struct rmp_lane *l, uint8_t kind, uint32_t span)
 {
-	if (kind != RK_ACKABLE && l->rd_out >= l->rd_max)
+	if (kind != RK_ACKABLE && !rd_room(l))
 		return RMP_RD_LIMIT;
-	if (kind != RK_ACKABLE && l->unans_set && l->atom_since >= l->rd_max)
-		return RMP_RD_LIMIT;
-	if ((uint32_t)roce_psn_diff(roce_psn_add(l->next, span), l->una) > r->prm.ring)
+	if (!ring_room(r, l, span))
 		return RMP_RING_FULL;
 	for (uint32_t k = 0; k < span; k++)
 		if (slot_needed(r, l, roce_psn_add(l->next, k)))
@@ -158,10 +178,10 @@ rmp_order_domains(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic,
 	if (rmp_lane_free(l)) {
 		/* every turn allowed; an atomic's room is a WRITE's plus a
 		 * responder resource (rmp_lane_fit) */
-		if (rmp_lane_fit(r, l, RK_ACKABLE, 1) != RMP_FITS)
+		if (!one_psn_room(r, l))
 			return;
 		*dom = l->dom;
-		if (rmp_lane_fit(r, l, RK_ATOMIC, 0) == RMP_FITS)
+		if (rd_room(l) && ring_room(r, l, 0))
 			*adom = l->dom;
 		return;
 	}
@@ -470,6 +490,68 @@ req_direct(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
 	return DIRECT_PASS;
 }
 
+/*
+ * The common case, without the general steps (issue #12's cost budget):
+ * a bound connection's next request, one PSN that is a whole one-sided
+ * message (a WRITE only, or an atomic), verified, on an open lane that is
+ * not recovering and that nobody waits on or holds, with room.  It is
+ * what req_route -> req_fresh -> stitch does for it, step for step, and
+ * nothing else happens there (rmp_turn allows, rmp_served only clears
+ * waiting, the lane stays free so rmp_wake returns at once); fuzz_remap
+ * runs every script both ways and compares what leaves.
+ */
+static bool
+req_fast(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
+	 struct roce_pkt *p, uint64_t now)
+{
+	const uint32_t flags = p->oi->flags, cpsn = p->psn;
+	struct rmp_lane *l = &r->lanes[rcn->lane];
+	struct rmp_rev *rv;
+	uint32_t lpsn, cmsn, slot;
+	uint8_t kind;
+
+	if (rcn->state != RC_BOUND || cpsn != rcn->next ||
+	    roce_psn_diff(cpsn, rcn->bind_psn) < 0 || !l->open || l->recovering ||
+	    !rmp_lane_free(l))
+		return false;
+	if (flags & ROCE_F_ATOMIC)
+		kind = RK_ATOMIC;
+	else if ((flags & (ROCE_F_READ | ROCE_F_ONLY)) == ROCE_F_ONLY && !rmp_two_sided(p))
+		kind = RK_ACKABLE;
+	else
+		return false;
+	if ((kind != RK_ACKABLE && !rd_room(l)) || !one_psn_room(r, l))
+		return false;
+	rcn->waiting = 0;
+	/* place(), for one PSN that ends its message */
+	cmsn = roce_psn_add(rcn->msn, 1);
+	lpsn = l->next;
+	slot = rc_index(r->rc, c);
+	*rmp_stub_at(r, l, lpsn) = (struct rmp_stub){ .lpsn = lpsn, .conn = slot,
+		.inc = c->incarnation, .cpsn = cpsn, .kind = kind,
+		.flags = RS_FIRST | RS_ENDS_MSG, .cmsn = cmsn };
+	l->next = roce_psn_add(lpsn, 1);
+	if (kind != RK_ACKABLE) {
+		l->rd_out++;
+		if (l->unans_set)
+			l->atom_since++;
+	}
+	if (l->msg_conn != slot || l->msg_inc != c->incarnation) {
+		l->streak = 0;
+		l->opener = 0;
+	}
+	l->msg_conn = slot;
+	l->msg_inc = c->incarnation;
+	rcn->msn = cmsn;
+	rv = &rcn->rev[cpsn & r->crev_mask];
+	*rv = (struct rmp_rev){ .cpsn = cpsn, .lpsn = lpsn, .valid = 1, .kind = kind,
+		.cmsn = cmsn };
+	rcn->next = roce_psn_add(cpsn, 1);
+	r->c.stitched++;
+	stitch(r, l, f, p, lpsn, now);
+	return true;
+}
+
 enum remap_verdict
 remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		 struct roce_pkt *p, bool icrc_ok, uint64_t now,
@@ -499,6 +581,9 @@ remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		return REMAP_PASS;
 	}
 	rcn = &r->conns[rc_index(r->rc, c)];
+	if (rcn->inc == c->incarnation && icrc_ok && !r->prm.general_only &&
+	    req_fast(r, c, rcn, f, p, now))
+		return REMAP_MODIFIED;
 	if (rcn->inc != c->incarnation || rcn->state == RC_DIRECT) {
 		/* a frame that fails its ICRC check creates nothing (I8),
 		 * not even remapping's record of the connection */

@@ -38,6 +38,8 @@
  *   h1 bit 4     connections idle after 1000000
  *   h1 bit 5     evidence hold-off 10000
  *   h1 bit 6     resend timeout 1000 (else the default)
+ *   h1 bit 7     a streaming client keeps its turn unless quiet for 1000
+ *                (stream_quiet_tsc; else off)
  * FZ_RESET with b[7] == 0xff restarts everything (state gone, script on).
  *
  * Oracles after every call (fuzz_ref.c judges frames; the rest is what
@@ -70,7 +72,11 @@
  *     stub and reverse-index slots hold their own PSNs; lib/rc's table
  *     consistent (fz_check_table);
  *   - a request retransmitted at once, with no time passing, gets the
- *     same verdict and bytes as its original (I6).
+ *     same verdict and bytes as its original (I6);
+ *   - lib/remap's common-case paths (req_fast, resp_fast) do what its
+ *     general steps do: every input runs twice, the second time with
+ *     remap_params.general_only, and every verdict, frame, emitted frame
+ *     and the final counters of the two runs must be the same.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -124,6 +130,18 @@ struct world {
 };
 
 static struct world W;
+static bool general_only;       /* this run: lib/remap's general steps only */
+static uint64_t out_hash;       /* what this run let out, and its counters */
+
+/* FNV-1a over what leaves: the two runs of an input must agree */
+static void
+fold(const void *b, size_t n)
+{
+	const uint8_t *q = b;
+
+	for (size_t i = 0; i < n; i++)
+		out_hash = (out_hash ^ q[i]) * 0x100000001b3ull;
+}
 static uint32_t epoch;          /* never reset: log entries of older runs are stale */
 static struct log_ent logent[MAX_LANES][LOG_RING];
 
@@ -157,6 +175,8 @@ create(void)
 static void
 destroy(void)
 {
+	if (W.r != NULL)
+		fold(remap_counters(W.r), sizeof(struct remap_counters));
 	remap_destroy(W.r);
 	ser_destroy(W.s);
 	rc_destroy(W.rc);
@@ -188,6 +208,8 @@ setup(uint8_t h0, uint8_t h1)
 		.pmtu = (h0 & 0x40) ? 256 : 1024,
 		.start_holdoff_tsc = (h1 & 4) ? 10000 : 0,
 		.resend_timeout_tsc = (h1 & 0x40) ? 1000 : 0,
+		.stream_quiet_tsc = (h1 & 0x80) ? 1000 : 0,
+		.general_only = general_only,
 	};
 	W.region = (struct ser_region){ .server_ip4 = fz_srv_ip[0], .rkey = FZ_RKEY,
 		.base = fz_region_base[0], .len = 8 * FZ_REGION_WORDS };
@@ -585,6 +607,12 @@ check_emitted(const uint8_t *in, uint32_t len, const struct remap_emit *e, uint3
 {
 	struct roce_pkt p;
 
+	fold(&n, sizeof(n));
+	for (uint32_t k = 0; k < n; k++) {
+		fold(&e[k].len, sizeof(e[k].len));
+		fold(&e[k].to_server, sizeof(e[k].to_server));
+		fold(e[k].buf, e[k].len);
+	}
 	for (uint32_t k = 0; k < n; k++) {
 		fz_check_frame(in, len, e[k].buf, e[k].len, false, &p);
 		if (e[k].to_server) {
@@ -717,6 +745,9 @@ call(const uint8_t *in, uint32_t len, bool to_server, int ci, int si, uint8_t b7
 			   sv == SER_DROP ? -1 : (int)v, n_emit);
 	REF_ASSERT(v == REMAP_PASS || v == REMAP_MODIFIED || v == REMAP_DROP, "verdict",
 		   buf, l);
+	fold(&v, sizeof(v));
+	fold(&l, sizeof(l));
+	fold(buf, l);
 	REF_ASSERT(l <= cap && n_emit <= W.emit_cap, "length or emits beyond capacity",
 		   buf, l);
 	if (v == REMAP_PASS)
@@ -784,5 +815,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const struct fz_driver d = { .setup = setup, .teardown = destroy,
 		.now = &W.now, .reset = reset, .build = build, .call = call };
 
-	return fz_run(&d, data, size);
+	uint64_t h;
+
+	general_only = false;
+	out_hash = 0xcbf29ce484222325ull;
+	fz_run(&d, data, size);
+	h = out_hash;
+	general_only = true;
+	out_hash = 0xcbf29ce484222325ull;
+	fz_run(&d, data, size);
+	if (h != out_hash) {
+		fprintf(stderr, "fuzz_remap: the common-case paths and the general "
+			"steps let out different frames or counters\n");
+		abort();
+	}
+	return 0;
 }
