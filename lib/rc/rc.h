@@ -96,9 +96,9 @@ struct rc_table *rc_create(const struct rc_params *prm);
 void rc_destroy(struct rc_table *t);
 void rc_reset(struct rc_table *t);       /* forget everything (restart) */
 
-/* The connection a request names, or NULL. */
-struct rc_conn *rc_find_req(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip,
-			    uint32_t srv_qpn);
+/* The connection a request names, or NULL (rc_find_req, below). */
+struct rc_conn *rc_find_req_hashed(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip,
+				   uint32_t srv_qpn);
 /* The paired connection a response names, or NULL. */
 struct rc_conn *rc_find_resp(struct rc_table *t, uint32_t srv_ip, uint32_t cl_ip,
 			     uint32_t cl_qpn);
@@ -192,6 +192,7 @@ struct rc_conn *rc_pair_evidence(struct rc_table *t, uint32_t srv_ip,
 struct rc_table_head {
 	struct rc_conn *conns;
 	uint32_t max_conns;
+	uint32_t last_req;    /* slot of rc_find_req's last answer */
 };
 
 /* Index of c in the table (0..max_conns-1): functions key per-connection
@@ -209,6 +210,26 @@ rc_at(struct rc_table *t, uint32_t i)
 	const struct rc_table_head *h = (const struct rc_table_head *)(void *)t;
 
 	return i < h->max_conns && h->conns[i].incarnation ? &h->conns[i] : NULL;
+}
+
+/*
+ * The connection a request names, or NULL.  Its last answer is tried
+ * first: the functions of one frame ask in turn (atomic replacement, then
+ * remapping).  That is exact, not a guess: every live connection is in
+ * the request map, and no two live ones have the same key (rc_open only
+ * for a key rc_find_req does not know), so a live slot with the key is
+ * the one the map would give.
+ */
+static inline struct rc_conn *
+rc_find_req(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip, uint32_t srv_qpn)
+{
+	const struct rc_table_head *h = (const struct rc_table_head *)(void *)t;
+	struct rc_conn *c = &h->conns[h->last_req];
+
+	if (c->incarnation != 0 && c->srv_qpn == srv_qpn && c->cl_ip == cl_ip &&
+	    c->srv_ip == srv_ip)
+		return c;
+	return rc_find_req_hashed(t, cl_ip, srv_ip, srv_qpn);
 }
 
 static inline uint32_t

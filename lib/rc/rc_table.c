@@ -191,15 +191,17 @@ rc_resp_map_del(struct rc_table *t, struct rc_conn *c)
 }
 
 struct rc_conn *
-rc_find_req(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip, uint32_t srv_qpn)
+rc_find_req_hashed(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip, uint32_t srv_qpn)
 {
 	uint32_t i = hash3(cl_ip, srv_ip, srv_qpn) & t->map_mask;
 
 	for (uint32_t v; (v = t->req_map[i]) != 0; i = (i + 1) & t->map_mask) {
 		struct rc_conn *c = &t->head.conns[v - 1];
 
-		if (c->cl_ip == cl_ip && c->srv_ip == srv_ip && c->srv_qpn == srv_qpn)
+		if (c->cl_ip == cl_ip && c->srv_ip == srv_ip && c->srv_qpn == srv_qpn) {
+			t->head.last_req = v - 1;
 			return c;
+		}
 	}
 	return NULL;
 }
