@@ -595,9 +595,14 @@ remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		return REMAP_PASS;
 	}
 	rcn = &r->conns[rc_index(r->rc, c)];
-	if (rcn->inc == c->incarnation && icrc_ok && !r->prm.general_only &&
-	    req_fast(r, c, rcn, f, p, now))
-		return REMAP_MODIFIED;
+	if (rcn->inc == c->incarnation && rcn->state == RC_BOUND && !r->prm.general_only) {
+		/* a bound connection's frame is re-signed: checked first (a
+		 * bad one takes the general steps, which count and drop it) */
+		if (!icrc_ok)
+			icrc_ok = roce_icrc_verify(f, p);
+		if (icrc_ok && req_fast(r, c, rcn, f, p, now))
+			return REMAP_MODIFIED;
+	}
 	if (rcn->inc != c->incarnation || rcn->state == RC_DIRECT) {
 		/* a frame that fails its ICRC check creates nothing (I8),
 		 * not even remapping's record of the connection */
