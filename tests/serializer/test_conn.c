@@ -780,6 +780,46 @@ cap_frame(const char *path, int n, uint8_t *buf, uint32_t cap)
 	return len;
 }
 
+/* rc_find_req tries its last answer first: that slot, freed or living
+ * again under another key, must never answer for the old key. */
+START_TEST(t_rc_find_req_last_answer)
+{
+	const uint32_t cl = RTE_BE32(0x0a000001), cl2 = RTE_BE32(0x0a000002),
+		       srv = RTE_BE32(0x0a000064);
+	struct rc_params one = { .max_conns = 1 }, two = { .max_conns = 2 };
+	struct rc_table *t = rc_create(&one);
+	struct rc_conn *a, *b;
+
+	ck_assert_ptr_nonnull(t);
+	a = rc_open(t, cl, srv, 0x11, 100, 1);
+	ck_assert_ptr_eq(rc_find_req(t, cl, srv, 0x11), a);
+	ck_assert_ptr_null(rc_find_req(t, cl, srv, 0x12));
+	ck_assert_ptr_null(rc_find_req(t, cl2, srv, 0x11));
+	rc_close(t, a, 2);
+	ck_assert_ptr_null(rc_find_req(t, cl, srv, 0x11));
+	b = rc_open(t, cl2, srv, 0x22, 200, 3);       /* the same slot */
+	ck_assert_ptr_eq(b, a);
+	ck_assert_ptr_null(rc_find_req(t, cl, srv, 0x11));
+	ck_assert_ptr_eq(rc_find_req(t, cl2, srv, 0x22), b);
+	rc_reset(t);
+	ck_assert_ptr_null(rc_find_req(t, cl2, srv, 0x22));
+	rc_destroy(t);
+
+	t = rc_create(&two);
+	ck_assert_ptr_nonnull(t);
+	a = rc_open(t, cl, srv, 0x11, 100, 1);
+	b = rc_open(t, cl2, srv, 0x22, 200, 1);
+	for (int k = 0; k < 3; k++) {
+		ck_assert_ptr_eq(rc_find_req(t, cl, srv, 0x11), a);
+		ck_assert_ptr_eq(rc_find_req(t, cl, srv, 0x11), a);
+		ck_assert_ptr_eq(rc_find_req(t, cl2, srv, 0x22), b);
+	}
+	rc_reincarnate(t, a, 500, 2, false);      /* same key, new life */
+	ck_assert_ptr_eq(rc_find_req(t, cl, srv, 0x11), a);
+	rc_destroy(t);
+}
+END_TEST
+
 START_TEST(t_cm_fields_vs_tshark)
 {
 	/* rc_cm_parse against tshark's infiniband.cm dissector on every CM
@@ -932,6 +972,7 @@ conn_suite(void)
 	tcase_add_test(tc, t_s9_replay_other_content);
 	suite_add_tcase(su, tc);
 	tc = tcase_create("cm");
+	tcase_add_test(tc, t_rc_find_req_last_answer);
 	tcase_add_test(tc, t_cm_fields_vs_tshark);
 	tcase_add_test(tc, t_cm_reconnect_new_incarnation);
 	suite_add_tcase(su, tc);
