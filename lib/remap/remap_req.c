@@ -190,8 +190,10 @@ rmp_order_domains(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic,
 }
 
 /* Stubs for client PSNs cpsn.. at the lane's next PSNs; cmsn is the
- * client's MSN once the last one completes. */
-static uint32_t
+ * client's MSN once the last one completes.  Field by field, here and in
+ * rev_set: initializers are compiled to rep stos (GCC's generic tuning),
+ * which was a third of the request path's time (perf, bench_lanes). */
+static inline uint32_t
 place(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, uint32_t cpsn,
       uint32_t span, uint8_t kind, bool ends, uint32_t cmsn)
 {
@@ -216,6 +218,33 @@ place(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, uint32_t cps
 	if (kind != RK_ACKABLE && l->unans_set)
 		l->atom_since++;
 	return lpsn;
+}
+
+/* c placed on l: the streaming turn (rmp_wake) counts from its first. */
+static inline void
+placed_by(struct remap *r, struct rmp_lane *l, const struct rc_conn *c)
+{
+	const uint32_t slot = rc_index(r->rc, c);
+
+	if (l->msg_conn != slot || l->msg_inc != c->incarnation) {
+		l->streak = 0;
+		l->opener = 0;
+	}
+	l->msg_conn = slot;
+	l->msg_inc = c->incarnation;
+}
+
+/* The reverse entry of client PSN cpsn: it went out at lane PSN lpsn. */
+static inline void
+rev_set(struct rmp_rev *rv, uint32_t cpsn, uint32_t lpsn, uint8_t kind, uint32_t cmsn)
+{
+	rv->orig = 0;
+	rv->cpsn = cpsn;
+	rv->lpsn = lpsn;
+	rv->cmsn = cmsn;
+	rv->valid = 1;
+	rv->kind = kind;
+	rv->answered = 0;
 }
 
 /* Sent now, or (the lane recovering) its place kept until it is asked
@@ -249,12 +278,7 @@ req_fresh(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_con
 	cmsn = ends ? roce_psn_add(rcn->msn, 1) : rcn->msn;
 	lpsn = place(r, l, c, cpsn, span, kind, ends, cmsn);
 	l->msg_open = !ends;
-	if (l->msg_conn != rc_index(r->rc, c) || l->msg_inc != c->incarnation) {
-		l->streak = 0;
-		l->opener = 0;
-	}
-	l->msg_conn = rc_index(r->rc, c);
-	l->msg_inc = c->incarnation;
+	placed_by(r, l, c);
 	if (!ends) {
 		l->opener = 1;
 		l->opened_tsc = now;
@@ -263,13 +287,11 @@ req_fresh(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_con
 	/* every PSN of a READ span: a requester may resume a READ from the
 	 * first response packet it is missing */
 	for (uint32_t k = 0; k < span && k <= r->crev_mask; k++) {
-		struct rmp_rev *rv = &rcn->rev[roce_psn_add(cpsn, k) & r->crev_mask];
+		const uint32_t q = roce_psn_add(cpsn, k);
 
-		*rv = (struct rmp_rev){ .cpsn = roce_psn_add(cpsn, k),
-			.lpsn = roce_psn_add(lpsn, k), .valid = 1, .kind = kind,
-			.cmsn = k + 1 == span ? cmsn : rcn->msn };
-		if (k + 1 < span && ends)
-			rv->cmsn = roce_psn_add(cmsn, ROCE_PSN_MASK);
+		rev_set(&rcn->rev[q & r->crev_mask], q, roce_psn_add(lpsn, k), kind,
+			k + 1 == span ? cmsn
+				      : ends ? roce_psn_add(cmsn, ROCE_PSN_MASK) : rcn->msn);
 	}
 	rcn->next = roce_psn_add(cpsn, span);
 	r->c.stitched++;
@@ -506,9 +528,7 @@ req_fast(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 {
 	const uint32_t flags = p->oi->flags, cpsn = p->psn;
 	struct rmp_lane *l = &r->lanes[rcn->lane];
-	struct rmp_stub *st;
-	struct rmp_rev *rv;
-	uint32_t lpsn, cmsn, slot;
+	uint32_t lpsn, cmsn;
 	uint8_t kind;
 
 	if (rcn->state != RC_BOUND || cpsn != rcn->next ||
@@ -523,43 +543,12 @@ req_fast(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 		return false;
 	if ((kind != RK_ACKABLE && !rd_room(l)) || !one_psn_room(r, l))
 		return false;
-	rcn->waiting = 0;
-	/* place(), for one PSN that ends its message */
+	rcn->waiting = 0;                  /* rmp_served on a free lane */
 	cmsn = roce_psn_add(rcn->msn, 1);
-	lpsn = l->next;
-	slot = rc_index(r->rc, c);
-	/* field by field: an initializer is compiled to rep stos here,
-	 * which was a third of this function's time (perf, bench_lanes) */
-	st = rmp_stub_at(r, l, lpsn);
-	st->orig = 0;
-	st->lpsn = lpsn;
-	st->conn = slot;
-	st->inc = c->incarnation;
-	st->cpsn = cpsn;
-	st->cmsn = cmsn;
-	st->kind = kind;
-	st->flags = RS_FIRST | RS_ENDS_MSG;
-	l->next = roce_psn_add(lpsn, 1);
-	if (kind != RK_ACKABLE) {
-		l->rd_out++;
-		if (l->unans_set)
-			l->atom_since++;
-	}
-	if (l->msg_conn != slot || l->msg_inc != c->incarnation) {
-		l->streak = 0;
-		l->opener = 0;
-	}
-	l->msg_conn = slot;
-	l->msg_inc = c->incarnation;
+	lpsn = place(r, l, c, cpsn, 1, kind, true, cmsn);
+	placed_by(r, l, c);
 	rcn->msn = cmsn;
-	rv = &rcn->rev[cpsn & r->crev_mask];
-	rv->orig = 0;
-	rv->cpsn = cpsn;
-	rv->lpsn = lpsn;
-	rv->cmsn = cmsn;
-	rv->valid = 1;
-	rv->kind = kind;
-	rv->answered = 0;
+	rev_set(&rcn->rev[cpsn & r->crev_mask], cpsn, lpsn, kind, cmsn);
 	rcn->next = roce_psn_add(cpsn, 1);
 	r->c.stitched++;
 	stitch(r, l, f, p, lpsn, now);
