@@ -99,9 +99,9 @@ void rc_reset(struct rc_table *t);       /* forget everything (restart) */
 /* The connection a request names, or NULL (rc_find_req, below). */
 struct rc_conn *rc_find_req_hashed(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip,
 				   uint32_t srv_qpn);
-/* The paired connection a response names, or NULL. */
-struct rc_conn *rc_find_resp(struct rc_table *t, uint32_t srv_ip, uint32_t cl_ip,
-			     uint32_t cl_qpn);
+/* The paired connection a response names, or NULL (rc_find_resp, below). */
+struct rc_conn *rc_find_resp_hashed(struct rc_table *t, uint32_t srv_ip, uint32_t cl_ip,
+				    uint32_t cl_qpn);
 /*
  * A new connection for a request (ICRC verified by the caller) at psn.
  * Evicts the longest-idle connection if the table is full and it has been
@@ -157,9 +157,7 @@ typedef void (*rc_order_fn)(void *ctx, const struct rc_conn *c, uint32_t psn,
 void rc_set_order(struct rc_table *t, rc_order_fn fn, void *ctx);
 uint32_t rc_new_domain(struct rc_table *t);
 /* The domains of c's request at psn (as a WRITE, as an atomic): a lane's,
- * or c's own incarnation. */
-void rc_order_domains(const struct rc_table *t, const struct rc_conn *c, uint32_t psn,
-		      bool atomic, uint32_t *dom, uint32_t *adom);
+ * or c's own incarnation.  Inline, below. */
 
 /* A request (or CM) on c: it is alive.  Responses do not count: a stale
  * pairing must be able to age out while another QP's answers hit it. */
@@ -193,6 +191,9 @@ struct rc_table_head {
 	struct rc_conn *conns;
 	uint32_t max_conns;
 	uint32_t last_req;    /* slot of rc_find_req's last answer */
+	uint32_t last_resp;   /* slot of rc_find_resp's (or rc_note_resp's) */
+	rc_order_fn order_fn; /* rc_set_order */
+	void *order_ctx;
 };
 
 /* Index of c in the table (0..max_conns-1): functions key per-connection
@@ -230,6 +231,50 @@ rc_find_req(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip, uint32_t srv_qp
 	    c->srv_ip == srv_ip)
 		return c;
 	return rc_find_req_hashed(t, cl_ip, srv_ip, srv_qpn);
+}
+
+/*
+ * The paired connection a response names, or NULL.  Its last answer is
+ * tried first, as in rc_find_req: exact because paired connections have
+ * unique response keys (rc_pair_evidence pairs only a key rc_find_resp
+ * does not know; the CM closes the stale owner of a key it pairs).
+ */
+static inline struct rc_conn *
+rc_find_resp(struct rc_table *t, uint32_t srv_ip, uint32_t cl_ip, uint32_t cl_qpn)
+{
+	const struct rc_table_head *h = (const struct rc_table_head *)(void *)t;
+	struct rc_conn *c = &h->conns[h->last_resp];
+
+	if (c->incarnation != 0 && c->paired && c->cl_qpn == cl_qpn && c->cl_ip == cl_ip &&
+	    c->srv_ip == srv_ip)
+		return c;
+	return rc_find_resp_hashed(t, srv_ip, cl_ip, cl_qpn);
+}
+
+/* A function made a response c's (remapping maps a lane's answer to its
+ * client): the next function's rc_find_resp for it is then one compare. */
+static inline void
+rc_note_resp(struct rc_table *t, const struct rc_conn *c)
+{
+	((struct rc_table_head *)(void *)t)->last_resp = rc_index(t, c);
+}
+
+/* rc_order_fn's answer, else c's own incarnation (no function places
+ * requests on shared connections, or this one is not sure).  Inline: the
+ * serializer asks for every atomic. */
+static inline void
+rc_order_domains(const struct rc_table *t, const struct rc_conn *c, uint32_t psn,
+		 bool atomic, uint32_t *dom, uint32_t *adom)
+{
+	const struct rc_table_head *h = (const struct rc_table_head *)(const void *)t;
+
+	*dom = *adom = 0;
+	if (h->order_fn != NULL)
+		h->order_fn(h->order_ctx, c, psn, atomic, dom, adom);
+	if (*dom == 0)
+		*dom = c->incarnation;
+	if (*adom == 0)
+		*adom = c->incarnation;
 }
 
 static inline uint32_t

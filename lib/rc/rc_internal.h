@@ -36,8 +36,6 @@ struct rc_table {
 	struct rc_cm_req cm[RC_CM_PENDING];
 	struct { rc_end_fn fn; void *ctx; } listeners[RC_MAX_LISTENERS];
 	uint32_t n_listeners;
-	rc_order_fn order_fn;
-	void *order_ctx;
 	struct rc_counters c;
 };
 

@@ -207,15 +207,17 @@ rc_find_req_hashed(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip, uint32_t
 }
 
 struct rc_conn *
-rc_find_resp(struct rc_table *t, uint32_t srv_ip, uint32_t cl_ip, uint32_t cl_qpn)
+rc_find_resp_hashed(struct rc_table *t, uint32_t srv_ip, uint32_t cl_ip, uint32_t cl_qpn)
 {
 	uint32_t i = hash3(srv_ip, cl_ip, cl_qpn) & t->map_mask;
 
 	for (uint32_t v; (v = t->resp_map[i]) != 0; i = (i + 1) & t->map_mask) {
 		struct rc_conn *c = &t->head.conns[v - 1];
 
-		if (c->srv_ip == srv_ip && c->cl_ip == cl_ip && c->cl_qpn == cl_qpn)
+		if (c->srv_ip == srv_ip && c->cl_ip == cl_ip && c->cl_qpn == cl_qpn) {
+			t->head.last_resp = v - 1;
 			return c;
+		}
 	}
 	return NULL;
 }
@@ -309,9 +311,9 @@ rc_unlisten(struct rc_table *t, void *ctx)
 		if (t->listeners[i].ctx != ctx)
 			t->listeners[k++] = t->listeners[i];
 	t->n_listeners = k;
-	if (t->order_ctx == ctx) {
-		t->order_fn = NULL;
-		t->order_ctx = NULL;
+	if (t->head.order_ctx == ctx) {
+		t->head.order_fn = NULL;
+		t->head.order_ctx = NULL;
 	}
 }
 
@@ -324,21 +326,8 @@ rc_new_domain(struct rc_table *t)
 void
 rc_set_order(struct rc_table *t, rc_order_fn fn, void *ctx)
 {
-	t->order_fn = fn;
-	t->order_ctx = ctx;
-}
-
-void
-rc_order_domains(const struct rc_table *t, const struct rc_conn *c, uint32_t psn,
-		 bool atomic, uint32_t *dom, uint32_t *adom)
-{
-	*dom = *adom = 0;
-	if (t->order_fn)
-		t->order_fn(t->order_ctx, c, psn, atomic, dom, adom);
-	if (*dom == 0)
-		*dom = c->incarnation;
-	if (*adom == 0)
-		*adom = c->incarnation;
+	t->head.order_fn = fn;
+	t->head.order_ctx = ctx;
 }
 
 struct rc_conn *

@@ -228,6 +228,7 @@ conn_end(void *ctx, struct rc_conn *c, uint64_t now)
 	struct rmp_conn *rcn = &r->conns[i];
 
 	(void)now;
+	rmp_forget_told(r);
 	for (uint32_t k = 0; k < r->n_lanes; k++)
 		if (r->lanes[k].open && r->lanes[k].owner == i &&
 		    r->lanes[k].owner_inc == c->incarnation)

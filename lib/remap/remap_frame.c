@@ -10,51 +10,6 @@
 
 #include "remap_internal.h"
 
-/*
- * Replace the IPv4 address at ip_off + at and fold the change into the
- * header checksum (RFC 1624 eqn. 3): cheaper than summing the header
- * again, and a checksum that was wrong on arrival stays wrong.  On the
- * 16-bit words as they lie in memory: a one's-complement sum comes out
- * the same in either byte order (RFC 1071 2.(B)), so nothing is swapped.
- */
-static void
-set_ip4_addr(uint8_t *f, const struct roce_pkt *p, unsigned int at, uint32_t addr)
-{
-	uint8_t *a = f + p->l3_off + at, *ck = f + p->l3_off + 10;
-	uint32_t old, sum;
-	uint16_t c;
-
-	memcpy(&old, a, 4);
-	memcpy(&c, ck, 2);
-	sum = (uint32_t)(uint16_t)~c + (uint16_t)~old + (uint16_t)~(old >> 16) +
-	      (uint16_t)addr + (addr >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	c = (uint16_t)~sum;
-	memcpy(a, &addr, 4);
-	memcpy(ck, &c, 2);
-}
-
-void
-rmp_set_src(uint8_t *f, const struct roce_pkt *p, const uint8_t *src_mac,
-	    const uint8_t *dst_mac, uint32_t src_ip, uint16_t sport)
-{
-	memcpy(f, dst_mac, 6);
-	memcpy(f + 6, src_mac, 6);
-	if (p->src_ip4 != src_ip)
-		set_ip4_addr(f, p, 12, src_ip);
-	roce_st16(f + p->l4_off, sport);
-}
-
-void
-rmp_set_dst(uint8_t *f, struct roce_pkt *p, const uint8_t *dst_mac, uint32_t dst_ip)
-{
-	memcpy(f, dst_mac, 6);
-	if (p->dst_ip4 != dst_ip)
-		set_ip4_addr(f, p, 16, dst_ip);
-	p->dst_ip4 = dst_ip;
-}
-
 /* The ICRC after the change (the IPv4 checksum was kept by set_ip4_addr);
  * a non-zero UDP checksum is computed again too. */
 void

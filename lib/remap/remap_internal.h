@@ -7,6 +7,8 @@
 #ifndef SWORD_REMAP_INTERNAL_H
 #define SWORD_REMAP_INTERNAL_H
 
+#include <string.h>
+
 #include "remap.h"
 
 #define RMP_NONE UINT32_MAX
@@ -166,7 +168,23 @@ struct remap {
 	struct remap_counters c;
 	uint64_t start_tsc;            /* first frame seen (start_holdoff) */
 	bool started;
+	/* rmp_order_domains' last "placed now on a free lane" answer, for
+	 * the request it was asked about (req_fast then skips the checks it
+	 * made).  Valid only until remapping next runs: every entry point
+	 * (a frame, a tick, a connection's end) forgets it first, so the
+	 * lane and the connection are as they were when it was given. */
+	struct rmp_told {
+		uint32_t conn, inc, psn;
+		bool set, rd_room;
+	} told;
 };
+
+/* Every entry point of remapping, first: the order answer is stale. */
+static inline void
+rmp_forget_told(struct remap *r)
+{
+	r->told.set = false;
+}
 
 /* Within the start hold-off (counted from the first frame)? */
 static inline bool
@@ -341,10 +359,53 @@ void rmp_keep_response(struct remap *r, const struct rmp_server *sv, uint8_t *f,
  * zero-length transfer needs no valid address or R_Key). */
 int rmp_build_filler(const struct rmp_lane *l, uint32_t lpsn, struct remap_emit *out);
 
-/* remap_frame.c: header rewrites */
-void rmp_set_src(uint8_t *f, const struct roce_pkt *p, const uint8_t *src_mac,
-		 const uint8_t *dst_mac, uint32_t src_ip, uint16_t sport);
-void rmp_set_dst(uint8_t *f, struct roce_pkt *p, const uint8_t *dst_mac, uint32_t dst_ip);
+/* Header rewrites (inline: every stitched request and mapped answer) */
+/*
+ * Replace the IPv4 address at ip_off + at and fold the change into the
+ * header checksum (RFC 1624 eqn. 3): cheaper than summing the header
+ * again, and a checksum that was wrong on arrival stays wrong.  On the
+ * 16-bit words as they lie in memory: a one's-complement sum comes out
+ * the same in either byte order (RFC 1071 2.(B)), so nothing is swapped.
+ */
+static inline void
+rmp_set_ip4_addr(uint8_t *f, const struct roce_pkt *p, unsigned int at, uint32_t addr)
+{
+	uint8_t *a = f + p->l3_off + at, *ck = f + p->l3_off + 10;
+	uint32_t old, sum;
+	uint16_t c;
+
+	memcpy(&old, a, 4);
+	memcpy(&c, ck, 2);
+	sum = (uint32_t)(uint16_t)~c + (uint16_t)~old + (uint16_t)~(old >> 16) +
+	      (uint16_t)addr + (addr >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	c = (uint16_t)~sum;
+	memcpy(a, &addr, 4);
+	memcpy(ck, &c, 2);
+}
+
+static inline void
+rmp_set_src(uint8_t *f, const struct roce_pkt *p, const uint8_t *src_mac,
+	    const uint8_t *dst_mac, uint32_t src_ip, uint16_t sport)
+{
+	memcpy(f, dst_mac, 6);
+	memcpy(f + 6, src_mac, 6);
+	if (p->src_ip4 != src_ip)
+		rmp_set_ip4_addr(f, p, 12, src_ip);
+	roce_st16(f + p->l4_off, sport);
+}
+
+static inline void
+rmp_set_dst(uint8_t *f, struct roce_pkt *p, const uint8_t *dst_mac, uint32_t dst_ip)
+{
+	memcpy(f, dst_mac, 6);
+	if (p->dst_ip4 != dst_ip)
+		rmp_set_ip4_addr(f, p, 16, dst_ip);
+	p->dst_ip4 = dst_ip;
+}
+
+/* remap_frame.c */
 void rmp_resign(uint8_t *f, const struct roce_pkt *p);
 /* A PSN-sequence NAK (or ACK) for a client, from a lane's template. */
 int rmp_build_aeth(struct remap *r, const struct rmp_lane *l, const struct rc_conn *c,

@@ -46,7 +46,7 @@ kind_of(const struct roce_pkt *p)
 }
 
 /* Put the frame on lane l at lane PSN lpsn. */
-static void
+static __rte_always_inline void
 stitch(struct remap *r, struct rmp_lane *l, uint8_t *f, struct roce_pkt *p,
        uint32_t lpsn, uint64_t now)
 {
@@ -171,18 +171,23 @@ rmp_order_domains(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic,
 	l = &r->lanes[rcn->lane];
 	if (!l->open || l->recovering)
 		return;
-	if (!atomic) {
-		*dom = *adom = placed_now(r, l, c, RK_ACKABLE) ? l->dom : 0;
-		return;
-	}
 	if (rmp_lane_free(l)) {
 		/* every turn allowed; an atomic's room is a WRITE's plus a
 		 * responder resource (rmp_lane_fit) */
 		if (!one_psn_room(r, l))
 			return;
+		r->told.conn = rc_index(r->rc, c);
+		r->told.inc = c->incarnation;
+		r->told.psn = psn;
+		r->told.rd_room = rd_room(l);
+		r->told.set = true;
 		*dom = l->dom;
-		if (rd_room(l) && ring_room(r, l, 0))
+		if (!atomic || (r->told.rd_room && ring_room(r, l, 0)))
 			*adom = l->dom;
+		return;
+	}
+	if (!atomic) {
+		*dom = *adom = placed_now(r, l, c, RK_ACKABLE) ? l->dom : 0;
 		return;
 	}
 	*dom = placed_now(r, l, c, RK_ACKABLE) ? l->dom : 0;
@@ -524,25 +529,29 @@ req_direct(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
  */
 static bool
 req_fast(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
-	 struct roce_pkt *p, uint64_t now)
+	 struct roce_pkt *p, uint64_t now, int told_rd_room)
 {
 	const uint32_t flags = p->oi->flags, cpsn = p->psn;
 	struct rmp_lane *l = &r->lanes[rcn->lane];
 	uint32_t lpsn, cmsn;
 	uint8_t kind;
 
-	if (rcn->state != RC_BOUND || cpsn != rcn->next ||
-	    roce_psn_diff(cpsn, rcn->bind_psn) < 0 || !l->open || l->recovering ||
-	    !rmp_lane_free(l))
-		return false;
 	if (flags & ROCE_F_ATOMIC)
 		kind = RK_ATOMIC;
 	else if ((flags & (ROCE_F_READ | ROCE_F_ONLY)) == ROCE_F_ONLY && !rmp_two_sided(p))
 		kind = RK_ACKABLE;
 	else
 		return false;
-	if ((kind != RK_ACKABLE && !rd_room(l)) || !one_psn_room(r, l))
+	if (told_rd_room >= 0) {
+		/* rmp_order_domains checked the rest for this very request */
+		if (kind != RK_ACKABLE && !told_rd_room)
+			return false;
+	} else if (rcn->state != RC_BOUND || cpsn != rcn->next ||
+		   roce_psn_diff(cpsn, rcn->bind_psn) < 0 || !l->open || l->recovering ||
+		   !rmp_lane_free(l) || (kind != RK_ACKABLE && !rd_room(l)) ||
+		   !one_psn_room(r, l)) {
 		return false;
+	}
 	rcn->waiting = 0;                  /* rmp_served on a free lane */
 	cmsn = roce_psn_add(rcn->msn, 1);
 	lpsn = place(r, l, c, cpsn, 1, kind, true, cmsn);
@@ -563,11 +572,14 @@ remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	const struct rmp_server *sv;
 	struct rc_conn *c;
 	struct rmp_conn *rcn;
+	struct rmp_told told;
 	int server;
 
 	(void)len;
 	(void)cap;
 	*n_emit = 0;
+	told = r->told;
+	rmp_forget_told(r);
 	if ((server = rmp_managed(r, f, p, true, now)) < 0)
 		return REMAP_PASS;
 	sv = &r->servers[server];
@@ -589,7 +601,10 @@ remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		 * bad one takes the general steps, which count and drop it) */
 		if (!icrc_ok)
 			icrc_ok = roce_icrc_verify(f, p);
-		if (icrc_ok && req_fast(r, c, rcn, f, p, now))
+		const bool by_told = told.set && told.conn == rc_index(r->rc, c) &&
+				     told.inc == c->incarnation && told.psn == p->psn;
+
+		if (icrc_ok && req_fast(r, c, rcn, f, p, now, by_told ? told.rd_room : -1))
 			return REMAP_MODIFIED;
 	}
 	if (rcn->inc != c->incarnation || rcn->state == RC_DIRECT) {

@@ -220,7 +220,7 @@ catch_up(struct resp_ctx *x, const struct rmp_stub *answered)
 }
 
 /* The response becomes its client's: addresses, QPN, PSN, MSN. */
-static void
+static __rte_always_inline void
 rewrite_to_client(struct remap *r, uint8_t *f, struct roce_pkt *p, const struct rc_conn *c,
 		  const struct rmp_conn *rcn, uint32_t cpsn, uint32_t msn)
 {
@@ -234,6 +234,7 @@ rewrite_to_client(struct remap *r, uint8_t *f, struct roce_pkt *p, const struct 
 	if (!r->prm.defer_resign)
 		rmp_resign(f, p);
 	r->c.resp_mapped++;
+	rc_note_resp(r->rc, c);   /* atomic replacement looks it up next */
 }
 
 static enum remap_verdict
@@ -646,6 +647,7 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	(void)len;
 	(void)cap;
 	*n_emit = 0;
+	rmp_forget_told(r);
 	if ((server = rmp_managed(r, f, p, false, now)) < 0)
 		return REMAP_PASS;
 	sv = &r->servers[server];

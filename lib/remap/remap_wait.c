@@ -305,6 +305,7 @@ remap_tick(struct remap *r, uint64_t now, struct remap_emit *emit, uint32_t emit
 	   uint32_t *n_emit)
 {
 	*n_emit = 0;
+	rmp_forget_told(r);
 	for (uint32_t k = 0; k < r->n_lanes; k++) {
 		struct rmp_lane *l = &r->lanes[k];
 

@@ -518,6 +518,7 @@ fz_rc_snap_same(const struct fz_rc_snap *n, const struct rc_table *t, const uint
 
 	/* which slot rc_find_req tries first is no state: any frame may move it */
 	cur.head.last_req = n->rt.head.last_req;
+	cur.head.last_resp = n->rt.head.last_resp;
 	REF_ASSERT(memcmp(&n->rt, &cur, sizeof(cur)) == 0,
 		   "bad frame changed the connection table", f, len);
 	REF_ASSERT(memcmp(n->conns, t->head.conns, t->prm.max_conns * sizeof(*n->conns)) == 0,
