@@ -572,13 +572,13 @@ remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	const struct rmp_server *sv;
 	struct rc_conn *c;
 	struct rmp_conn *rcn;
-	struct rmp_told told;
+	bool told;
 	int server;
 
 	(void)len;
 	(void)cap;
 	*n_emit = 0;
-	told = r->told;
+	told = r->told.set;       /* its fields stay as they are until asked again */
 	rmp_forget_told(r);
 	if ((server = rmp_managed(r, f, p, true, now)) < 0)
 		return REMAP_PASS;
@@ -601,10 +601,10 @@ remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		 * bad one takes the general steps, which count and drop it) */
 		if (!icrc_ok)
 			icrc_ok = roce_icrc_verify(f, p);
-		const bool by_told = told.set && told.conn == rc_index(r->rc, c) &&
-				     told.inc == c->incarnation && told.psn == p->psn;
+		const bool by_told = told && r->told.conn == rc_index(r->rc, c) &&
+				     r->told.inc == c->incarnation && r->told.psn == p->psn;
 
-		if (icrc_ok && req_fast(r, c, rcn, f, p, now, by_told ? told.rd_room : -1))
+		if (icrc_ok && req_fast(r, c, rcn, f, p, now, by_told ? r->told.rd_room : -1))
 			return REMAP_MODIFIED;
 	}
 	if (rcn->inc != c->incarnation || rcn->state == RC_DIRECT) {
