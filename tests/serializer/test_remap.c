@@ -459,6 +459,75 @@ lane_atomic_ack(struct sim *s, uint32_t lpsn, struct asked *a)
 	return v;
 }
 
+/* The server's RNR NAK at lane PSN lpsn, to the lane's owner. */
+static enum remap_verdict
+lane_rnr_nak(struct sim *s, uint32_t lpsn)
+{
+	struct remap_lane_info li;
+	struct rm_addr down = { 0 };
+	uint8_t f[256], aeth[4] = { roce_syndrome_make(ROCE_AETH_RNR_NAK, 1) };
+	struct remap_emit emit[8];
+	uint32_t len, n_emit = 0;
+	struct roce_pkt p;
+	int owner = -1;
+
+	ck_assert_int_eq(remap_lane_info(s->remap, SIM_SERVER_IP, 0, &li), 0);
+	for (int i = 0; i < s->ncl; i++)
+		if (s->cl[i].to_server.src_ip == li.cl_ip && s->cl[i].qpn == li.cl_qpn)
+			owner = i;
+	ck_assert_int_ge(owner, 0);
+	memcpy(down.src_mac, s->cl[owner].to_server.dst_mac, 6);
+	memcpy(down.dst_mac, s->cl[owner].to_server.src_mac, 6);
+	down.src_ip = SIM_SERVER_IP;
+	down.dst_ip = li.cl_ip;
+	down.dest_qpn = li.cl_qpn;
+	len = rm_build(f, &down, ROCE_RC_ACKNOWLEDGE, lpsn, false, aeth, 4, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	return remap_on_response(s->remap, f, &len, sizeof(f), &p, false, s->now, emit, 8,
+				 &n_emit);
+}
+
+/*
+ * The ordering answer (rc_order_domains: "placed now on the lane") is
+ * remembered for that request's own pass through remapping, which then
+ * skips the checks it made; remapping running in between (here: an RNR
+ * NAK makes the lane recover) must forget it.  _0: the answer is given,
+ * the lane changes, the request comes: held, not placed on a recovering
+ * lane.  (Fails with the answer kept across a response.)
+ */
+START_TEST(t_order_answer_forgotten)
+{
+	struct remap_lane_info li;
+	struct rc_conn *c0;
+	uint32_t a, b, dom, adom;
+	struct sim s;
+
+	init(&s, 2, false, false, 1, NULL);
+	sim_sherman_start(&s, 3, lock_va(6));
+	ck_assert(sim_run(&s, 2000000, 200));
+	ck_assert_uint_eq(R(&s)->bound, 2);
+	a = s.cl[0].next_psn;
+	b = s.cl[1].next_psn;
+	ck_assert_int_eq(remap_lane_info(s.remap, SIM_SERVER_IP, 0, &li), 0);
+	/* client 1's WRITE is on the lane, unanswered, at li.next_psn */
+	ck_assert_int_eq(remap_write(&s, 1, ROCE_RC_WRITE_ONLY, b), REMAP_MODIFIED);
+	c0 = rc_find_req(s.rc, s.cl[0].to_server.src_ip, SIM_SERVER_IP,
+			 s.cl[0].to_server.dest_qpn);
+	ck_assert_ptr_nonnull(c0);
+	rc_order_domains(s.rc, c0, a, false, &dom, &adom);
+	ck_assert_uint_ne(dom, c0->incarnation);       /* the lane's: placed now */
+	ck_assert_int_eq(lane_rnr_nak(&s, li.next_psn), REMAP_MODIFIED);
+	ck_assert_int_eq(remap_lane_info(s.remap, SIM_SERVER_IP, 0, &li), 0);
+	ck_assert(li.recovering);
+	ck_assert_int_eq(remap_write(&s, 0, ROCE_RC_WRITE_ONLY, a), REMAP_DROP);
+	ck_assert_uint_eq(R(&s)->recovery_held, 1);
+	/* asked again with the lane recovering: its own domain */
+	rc_order_domains(s.rc, c0, a, false, &dom, &adom);
+	ck_assert_uint_eq(dom, c0->incarnation);
+	sim_free(&s);
+}
+END_TEST
+
 /* Three clients bound on one lane with two responder resources, idle. */
 static void
 rd2_bound(struct sim *s, uint32_t *next)
@@ -894,6 +963,7 @@ remap_suite(void)
 	tcase_add_loop_test(tc, t_asked_again, 0, 2);
 	tcase_add_test(tc, t_stale_after_ask);
 	tcase_add_test(tc, t_drain_binds);
+	tcase_add_test(tc, t_order_answer_forgotten);
 	tcase_add_loop_test(tc, t_restart, 0, 2);
 	tcase_add_loop_test(tc, t_random, 0, 6);
 	suite_add_tcase(s, tc);
