@@ -110,15 +110,17 @@ enum remap_verdict {
 	REMAP_DROP,            /* do not forward (counted) */
 };
 
-/* Frames remapping creates, to send before the frame of the call: for the
- * client side (expanded ACKs, NAKs asking a client to resend, answers
- * given again) or, to_server, for a lane (a zero-length WRITE filling a
- * lane PSN no client will send again).  Caller-owned, reused per call. */
+/* Frames remapping creates, to send before the frame of the call (after
+ * it if `after`; at most one such per call): for the client side
+ * (expanded ACKs, NAKs asking a client to resend, answers given again) or,
+ * to_server, for a lane (a zero-length WRITE filling a lane PSN no client
+ * will send again).  Caller-owned, reused per call. */
 #define REMAP_EMIT_BUF 128
 struct remap_emit {
 	uint8_t buf[REMAP_EMIT_BUF];
 	uint32_t len;
 	bool to_server;
+	bool after;
 };
 
 #define REMAP_COUNTERS(X)                                                     \
@@ -162,7 +164,7 @@ struct remap_emit {
 	X(conn_paired)       /* connections paired here (keep_conns) */         \
 	X(drains)            /* busy unbound connections drained to bind */   \
 	X(drain_dropped)     /* their requests dropped while their own QP drained */ \
-	X(drain_abandoned)   /* drained, but no open lane to bind to */
+	X(drain_abandoned)   /* drained, no open lane: asked back to its own QP */
 
 struct remap_counters {
 #define REMAP_FIELD(n) uint64_t n;

@@ -203,8 +203,8 @@ rmp_bind_drained(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int s
 	rcn->draining = 0;
 	l = lane_pick(r, server, &opens);
 	if (l == NULL || opens || l->tmpl_len == 0) {
-		/* the lane closed meanwhile: the client's dropped requests
-		 * come back by its own timeout (README, "Limits") */
+		/* the lane closed meanwhile: the caller asks the client
+		 * to resend to its own QP (remap_resp.c, ask_drained_back) */
 		r->c.drain_abandoned++;
 		return NULL;
 	}

@@ -115,7 +115,8 @@ server_of_frame(const struct sword_config *cfg, const uint8_t *frame, uint32_t l
 	return -1;
 }
 
-/* Created frames, each through the functions after this in its direction. */
+/* Created frames, each through the functions after this in its direction
+ * (one marked `after` leaves after the frame of the call). */
 static void
 emit_frames(struct remap_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx,
 	    uint32_t n)
@@ -137,7 +138,10 @@ emit_frames(struct remap_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx
 		if (ctx->m == NULL)
 			ctx->server = server_of_frame(w->cfg, d, f->emit[i].len,
 						      f->emit[i].to_server);
-		if (ctx->server < 0 || sword_fn_emit(w, ctx, m, f->emit[i].to_server) < 0) {
+		if (ctx->server < 0 ||
+		    (f->emit[i].after && ctx->m != NULL
+			     ? sword_fn_emit_after(w, ctx, m, f->emit[i].to_server)
+			     : sword_fn_emit(w, ctx, m, f->emit[i].to_server)) < 0) {
 			if (ctx->server < 0)
 				rte_pktmbuf_free(m);
 			f->emit_lost++;

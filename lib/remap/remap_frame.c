@@ -52,6 +52,7 @@ rmp_build_aeth(struct remap *r, const struct rmp_lane *l, const struct rc_conn *
 	rmp_resign(out->buf, &op);
 	out->len = (uint32_t)n;
 	out->to_server = false;
+	out->after = false;
 	return 0;
 }
 
@@ -69,6 +70,7 @@ rmp_build_filler(const struct rmp_lane *l, uint32_t lpsn, struct remap_emit *out
 		return -1;
 	out->len = (uint32_t)n;
 	out->to_server = true;
+	out->after = false;
 	return 0;
 }
 

@@ -509,11 +509,43 @@ lane_of(struct remap *r, const struct rmp_server *sv, const struct roce_pkt *p)
 	return NULL;
 }
 
+/*
+ * A drained connection found no open lane to bind to (it closed while the
+ * connection drained): its own server QP waits for drain_psn, which
+ * swordd dropped with everything after it.  It is asked to resend from
+ * there, to its own QP, as a lane asks (an RNR NAK with the shortest
+ * timer): a client with no retransmit timer (rxe over the RDMA CM) would
+ * otherwise wait forever.  From its own QP's answer, the template at
+ * hand; after it (a NAK acknowledges all before it: this answer overtaken
+ * would be lost to the client).
+ */
+static void
+ask_drained_back(const struct rmp_conn *rcn, const uint8_t *f, const struct roce_pkt *p,
+		 struct remap_emit *emit, uint32_t emit_cap, uint32_t *n_emit)
+{
+	struct remap_emit *e;
+	struct roce_pkt op;
+	int n;
+
+	if (*n_emit >= emit_cap)
+		return;
+	e = &emit[*n_emit];
+	n = roce_build_ack(e->buf, sizeof(e->buf), f, p, rcn->drain_psn,
+			   roce_syndrome_make(ROCE_AETH_RNR_NAK, 1), rcn->msn, false, 0, &op);
+	if (n < 0)
+		return;
+	e->len = (uint32_t)n;
+	e->to_server = false;
+	e->after = true;
+	(*n_emit)++;
+}
+
 /* Not a lane: the connection's own answer.  Its MSN is what the client
  * expects next if it binds now. */
 static void
 resp_direct(struct remap *r, const struct rmp_server *sv, uint8_t *f,
-	    const struct roce_pkt *p, bool icrc_ok, uint64_t now)
+	    const struct roce_pkt *p, bool icrc_ok, uint64_t now, struct remap_emit *emit,
+	    uint32_t emit_cap, uint32_t *n_emit)
 {
 	struct rc_conn *c;
 	struct rmp_conn *rcn;
@@ -547,8 +579,9 @@ resp_direct(struct remap *r, const struct rmp_server *sv, uint8_t *f,
 	 * everything before it, and emitted frames leave before this one (a
 	 * READ response or ATOMIC ACK overtaken by it would be lost to the
 	 * client) */
-	if (rcn->state == RC_DIRECT && rmp_drained(rcn))
-		(void)rmp_bind_drained(r, c, rcn, (int)(sv - r->servers));
+	if (rcn->state == RC_DIRECT && rmp_drained(rcn) &&
+	    rmp_bind_drained(r, c, rcn, (int)(sv - r->servers)) == NULL)
+		ask_drained_back(rcn, f, p, emit, emit_cap, n_emit);
 }
 
 static enum remap_verdict
@@ -663,7 +696,7 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	/* before the lane started: its owner's own answers */
 	if (l == NULL || (roce_psn_diff(p->psn, l->start) < 0 &&
 			  rmp_stub_get(r, l, p->psn) == NULL)) {
-		resp_direct(r, sv, f, p, icrc_ok, now);
+		resp_direct(r, sv, f, p, icrc_ok, now, emit, emit_cap, n_emit);
 		return REMAP_PASS;
 	}
 	if (!l->open) {
@@ -699,6 +732,7 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 			rmp_resign(emit[*n_emit].buf, p);   /* a copy leaves signed */
 		emit[*n_emit].len = *len;
 		emit[*n_emit].to_server = false;
+		emit[*n_emit].after = false;
 		(*n_emit)++;
 		v = REMAP_DROP;
 	}

@@ -598,6 +598,23 @@ check_to_client(const uint8_t *out, const struct roce_pkt *p, int lane)
 		   "an answer at a PSN its client never sent on the lane", out, p->frame_len);
 }
 
+/* A frame to leave after the one of the call: only the ask to a drained
+ * connection that found no lane (an RNR NAK at its drain point, on its
+ * own QP: it is direct again, drained no more). */
+FUZZ_ORACLE static void
+check_drained_ask(const uint8_t *out, const struct roce_pkt *p)
+{
+	struct rc_conn *c = rc_find_resp(W.rc, p->src_ip4, p->dst_ip4, p->qpn);
+	struct rmp_conn *rcn = view_of(c);
+
+	REF_ASSERT(p->opcode == ROCE_RC_ACKNOWLEDGE &&
+		   roce_syndrome_kind(roce_get_syndrome(out, p)) == ROCE_AETH_RNR_NAK,
+		   "a frame to leave after is not an RNR NAK", out, p->frame_len);
+	REF_ASSERT(rcn != NULL && rcn->state == RC_DIRECT && !rcn->draining &&
+		   p->psn == rcn->drain_psn,
+		   "an ask to resend for no drained direct connection", out, p->frame_len);
+}
+
 /* Remapping's emitted frames, judged against the state remapping left
  * (before the serializer stacked behind it sees anything: it may age a
  * connection meanwhile). */
@@ -606,15 +623,23 @@ check_emitted(const uint8_t *in, uint32_t len, const struct remap_emit *e, uint3
 	      int lane)
 {
 	struct roce_pkt p;
+	uint32_t n_after = 0;
 
 	fold(&n, sizeof(n));
 	for (uint32_t k = 0; k < n; k++) {
 		fold(&e[k].len, sizeof(e[k].len));
 		fold(&e[k].to_server, sizeof(e[k].to_server));
+		fold(&e[k].after, sizeof(e[k].after));
 		fold(e[k].buf, e[k].len);
 	}
 	for (uint32_t k = 0; k < n; k++) {
 		fz_check_frame(in, len, e[k].buf, e[k].len, false, &p);
+		if (e[k].after) {
+			REF_ASSERT(++n_after == 1 && !e[k].to_server,
+				   "more than one frame to leave after", e[k].buf, e[k].len);
+			check_drained_ask(e[k].buf, &p);
+			continue;
+		}
 		if (e[k].to_server) {
 			int lk = lane_by_srv_qpn(p.dst_ip4, p.qpn);
 

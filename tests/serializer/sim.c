@@ -340,14 +340,18 @@ to_clients(struct sim *s, uint8_t *buf, uint32_t *len)
 static void check_lane(struct sim *s, const uint8_t *buf, const struct roce_pkt *p,
 		       int cl, uint32_t cpsn);
 
+/* Remapping's created frames: those to leave before the frame of the
+ * call (after: those to leave after it). */
 static void
-remap_emitted(struct sim *s, struct remap_emit *e, uint32_t n)
+remap_emitted(struct sim *s, struct remap_emit *e, uint32_t n, bool after)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		uint8_t buf[RM_FRAME_MAX];
 		uint32_t len = e[i].len;
 		struct roce_pkt p;
 
+		if (e[i].after != after)
+			continue;
 		memcpy(buf, e[i].buf, len);
 		if (!e[i].to_server) {
 			to_clients(s, buf, &len);
@@ -455,7 +459,7 @@ deliver(struct sim *s, int qi, struct rm_frame *f)
 					v = SER_DROP;
 				else if (rv == REMAP_MODIFIED)
 					check_lane(s, f->buf, &p, cl, cpsn);
-				remap_emitted(s, remit, n_remit);
+				remap_emitted(s, remit, n_remit, false);
 			}
 		}
 		if (v != SER_DROP)
@@ -465,6 +469,7 @@ deliver(struct sim *s, int qi, struct rm_frame *f)
 			out_frame(s, ask->to_server ? Q_S2M : Q_S2C, ask->buf, ask->len,
 				  false);
 		}
+		remap_emitted(s, remit, n_remit, true);
 		break;
 	case Q_S2M:
 		rm_responder_rx(&s->srv, f->buf, f->len, &s->q[Q_M2S]);
@@ -475,9 +480,11 @@ deliver(struct sim *s, int qi, struct rm_frame *f)
 			enum remap_verdict rv = remap_on_response(s->remap, f->buf, &f->len,
 				RM_FRAME_MAX, &p, false, s->now, remit, RTE_DIM(remit), &n_remit);
 
-			remap_emitted(s, remit, n_remit);
-			if (rv == REMAP_DROP)
-				break;
+			remap_emitted(s, remit, n_remit, false);
+			if (rv != REMAP_DROP)
+				to_clients(s, f->buf, &f->len);
+			remap_emitted(s, remit, n_remit, true);
+			break;
 		}
 		to_clients(s, f->buf, &f->len);
 		break;
