@@ -145,6 +145,7 @@ struct remap_emit {
 	X(recovery_held)     /* request beyond a recovering lane's resend point */ \
 	X(ring_full)         /* lane stub ring full of unanswered PSNs */     \
 	X(dead_lane_dropped) /* request of a client on a closed lane */       \
+	X(dead_lane_told)    /* its client told (NAK remote operational error) */ \
 	X(unbound_direct)    /* request of a connection not (yet) on a lane */ \
 	X(start_held)        /* frame of a connection from before a restart */ \
 	X(before_binding)    /* bound connection's PSN from before its binding */ \
@@ -204,9 +205,10 @@ enum remap_verdict remap_on_response(struct remap *r, uint8_t *frame, uint32_t *
 /*
  * Time passed with no frame to hang work on: a client asked back whose
  * resend did not come in time is queued again, and the first waiting
- * client of a lane that has room is asked (RNR NAK).  Without it a lane
- * that fell quiet with clients waiting (they have no retransmit timer, the
- * server has nothing left to answer) would wait for ever.  Call it every
+ * client of a lane that has room is asked (RNR NAK), and the clients of a
+ * lane that closed with requests outstanding are told it failed.  Without
+ * it a lane that fell quiet with clients waiting (they have no retransmit
+ * timer, the server has nothing left to answer) would wait for ever.  Call it every
  * millisecond or so; it costs a look at each lane.  emit as for
  * remap_on_response (frames to clients).
  */

@@ -63,8 +63,67 @@ rmp_lane_close(struct remap *r, struct rmp_lane *l)
 	l->open = 0;
 	l->recovering = 0;
 	/* its clients stay bound to a closed lane: their requests are
-	 * dropped until they reconnect (a new incarnation binds afresh) */
+	 * dropped until they reconnect (a new incarnation binds afresh),
+	 * and each is told (rmp_tell_dead) */
+	r->dead_pending = true;
 	r->c.lanes_closed++;
+}
+
+/* The MSN its client has seen once PSNs before psn completed: the reverse
+ * entry of psn - 1 if it still describes it, else what it will see once
+ * all it sent completes. */
+static uint32_t
+msn_before(const struct remap *r, const struct rmp_conn *rcn, uint32_t psn)
+{
+	const uint32_t prev = roce_psn_add(psn, ROCE_PSN_MASK);
+	const struct rmp_rev *rv = &rcn->rev[prev & r->crev_mask];
+
+	return rv->valid && rv->cpsn == prev ? rv->cmsn : rcn->msn;
+}
+
+/*
+ * A client of a closed lane: what it sent on the lane from its oldest
+ * unanswered PSN on will never be answered (the server's QP is gone or in
+ * error), and its PSN space is the lane's, so it cannot move to another.
+ * Unasked, a client with no retransmit timer (rxe over the RDMA CM) would
+ * wait for ever, one with a timer for its retries.  It is told once, at
+ * that PSN, with a remote operational error NAK: its QP goes to error and
+ * its application sees the failure and reconnects.  The NAK acknowledges
+ * only what was answered to it already.
+ */
+void
+rmp_tell_dead(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_conn *rcn,
+	      struct remap_emit *emit, uint32_t emit_cap, uint32_t *n_emit)
+{
+	if (rcn->dead_told || *n_emit >= emit_cap)
+		return;
+	if (rmp_build_aeth(r, l, c, rcn, rcn->acked,
+			   roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_REMOTE_OP),
+			   msn_before(r, rcn, rcn->acked), NULL, &emit[*n_emit]) != 0)
+		return;
+	(*n_emit)++;
+	rcn->dead_told = 1;
+	r->c.dead_lane_told++;
+}
+
+void
+rmp_tell_dead_all(struct remap *r, struct remap_emit *emit, uint32_t emit_cap,
+		  uint32_t *n_emit)
+{
+	for (uint32_t i = 0; i < rc_capacity(r->rc); i++) {
+		struct rmp_conn *rcn = &r->conns[i];
+		struct rc_conn *c = rc_at(r->rc, i);
+
+		if (c == NULL || rcn->inc != c->incarnation || rcn->dead_told ||
+		    rcn->acked == rcn->next ||
+		    !(rcn->state == RC_LOST ||
+		      (rcn->state == RC_BOUND && !r->lanes[rcn->lane].open)))
+			continue;
+		if (*n_emit >= emit_cap)
+			return;           /* the rest at the next tick */
+		rmp_tell_dead(r, &r->lanes[rcn->lane], c, rcn, emit, emit_cap, n_emit);
+	}
+	r->dead_pending = false;
 }
 
 /* Open lane l on connection c at its request p (nothing outstanding). */
@@ -83,8 +142,10 @@ lane_open(struct remap *r, struct rmp_lane *l, struct rc_conn *c, const uint8_t 
 	 * and ACKed while the one lost with the old lane never was: the
 	 * client takes that ACK for both (fuzz_remap, regress-lane-reopened) */
 	for (uint32_t i = 0; i < rc_capacity(r->rc); i++)
-		if (r->conns[i].state == RC_BOUND && r->conns[i].lane == k)
+		if (r->conns[i].state == RC_BOUND && r->conns[i].lane == k) {
 			r->conns[i].state = RC_LOST;
+			r->dead_pending = true;
+		}
 	memset(l, 0, offsetof(struct rmp_lane, stubs));
 	memset(l->stubs, 0, (r->ring_mask + 1) * sizeof(*l->stubs));
 	l->server = server;

@@ -140,6 +140,7 @@ struct rmp_conn {
 	 * drain_psn and waits on the lane to be asked to resend from there. */
 	uint8_t draining, drain_kind;
 	uint32_t drain_psn;
+	uint8_t dead_told;    /* its lane closed, and it was told (rmp_tell_dead) */
 	uint32_t bind_psn;    /* first client PSN on the lane */
 	uint32_t next;        /* next client PSN expected on the lane */
 	uint32_t acked;       /* client PSNs before this are answered to it */
@@ -168,6 +169,7 @@ struct remap {
 	struct remap_counters c;
 	uint64_t start_tsc;            /* first frame seen (start_holdoff) */
 	bool started;
+	bool dead_pending;             /* a lane closed: remap_tick tells its clients */
 	/* rmp_order_domains' last "placed now on a free lane" answer, for
 	 * the request it was asked about (req_fast then skips the checks it
 	 * made).  Valid only until remapping next runs: every entry point
@@ -282,6 +284,14 @@ rmp_drained(const struct rmp_conn *rcn)
 struct rmp_lane *rmp_bind_drained(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn,
 				  int server);
 void rmp_lane_close(struct remap *r, struct rmp_lane *l);
+/* c rides a closed lane (or one it lost): tell it, once, that its oldest
+ * unanswered request failed (remap_core.c). */
+void rmp_tell_dead(struct remap *r, struct rmp_lane *l, struct rc_conn *c,
+		   struct rmp_conn *rcn, struct remap_emit *emit, uint32_t emit_cap,
+		   uint32_t *n_emit);
+/* remap_tick: tell the clients of closed lanes that wait for answers */
+void rmp_tell_dead_all(struct remap *r, struct remap_emit *emit, uint32_t emit_cap,
+		       uint32_t *n_emit);
 static inline struct rmp_stub *
 rmp_stub_at(struct remap *r, struct rmp_lane *l, uint32_t lpsn)
 {

@@ -445,6 +445,8 @@ req_route(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 	}
 	if (!l->open || rcn->state == RC_LOST) {
 		r->c.dead_lane_dropped++;
+		if (icrc_ok || roce_icrc_verify(f, p))   /* a bad frame creates nothing */
+			rmp_tell_dead(r, l, c, rcn, emit, emit_cap, n_emit);
 		return REMAP_DROP;
 	}
 	if (!icrc_ok && !roce_icrc_verify(f, p)) {

@@ -391,6 +391,8 @@ resp_nak(struct resp_ctx *x, uint32_t L, enum roce_aeth_kind kind, uint8_t code)
 		r->c.resp_orphan++;
 		return REMAP_DROP;
 	}
+	if (!recover)
+		rcn->dead_told = 1;   /* this NAK tells it (rmp_tell_dead) */
 	return map_own(x, c, rcn, st->cpsn, (st->flags & RS_ENDS_MSG)
 		       ? roce_psn_add(st->cmsn, ROCE_PSN_MASK) : st->cmsn);
 }

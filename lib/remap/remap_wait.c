@@ -312,4 +312,6 @@ remap_tick(struct remap *r, uint64_t now, struct remap_emit *emit, uint32_t emit
 		if (l->open && (l->wait_n || l->resv_set))
 			rmp_wake(r, l, now, emit, emit_cap, n_emit);
 	}
+	if (r->dead_pending)
+		rmp_tell_dead_all(r, emit, emit_cap, n_emit);
 }

@@ -615,12 +615,33 @@ check_drained_ask(const uint8_t *out, const struct roce_pkt *p)
 		   "an ask to resend for no drained direct connection", out, p->frame_len);
 }
 
+/* swordd's own failure NAK (remote operational error; a request or a
+ * tick emits it, a response only maps the server's): only to a client of
+ * a closed lane (or one it lost), at its oldest unanswered PSN, once. */
+FUZZ_ORACLE static bool
+check_dead_tell(const uint8_t *out, const struct roce_pkt *p)
+{
+	struct rc_conn *c;
+	struct rmp_conn *rcn;
+
+	if (p->opcode != ROCE_RC_ACKNOWLEDGE ||
+	    roce_get_syndrome(out, p) != roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_REMOTE_OP))
+		return false;
+	c = rc_find_resp(W.rc, p->src_ip4, p->dst_ip4, p->qpn);
+	rcn = view_of(c);
+	REF_ASSERT(rcn != NULL && rcn->dead_told && p->psn == rcn->acked &&
+		   (rcn->state == RC_LOST ||
+		    (rcn->state == RC_BOUND && !W.r->lanes[rcn->lane].open)),
+		   "a failure NAK to a client whose lane lives", out, p->frame_len);
+	return true;
+}
+
 /* Remapping's emitted frames, judged against the state remapping left
  * (before the serializer stacked behind it sees anything: it may age a
  * connection meanwhile). */
 FUZZ_ORACLE static void
 check_emitted(const uint8_t *in, uint32_t len, const struct remap_emit *e, uint32_t n,
-	      int lane)
+	      int lane, bool response)
 {
 	struct roce_pkt p;
 	uint32_t n_after = 0;
@@ -652,7 +673,8 @@ check_emitted(const uint8_t *in, uint32_t len, const struct remap_emit *e, uint3
 		}
 		REF_ASSERT(p.oi->flags & ROCE_F_RESPONSE, "swordd sent a client a request",
 			   e[k].buf, e[k].len);
-		check_to_client(e[k].buf, &p, lane);
+		if (response || !check_dead_tell(e[k].buf, &p))
+			check_to_client(e[k].buf, &p, lane);
 	}
 }
 
@@ -740,7 +762,7 @@ call(const uint8_t *in, uint32_t len, bool to_server, int ci, int si, uint8_t b7
 	if (dt > 0) {
 		remap_tick(W.r, W.now, emit, W.emit_cap, &n_emit);
 		REF_ASSERT(n_emit <= W.emit_cap, "tick emits beyond capacity", in, len);
-		check_emitted(in, len, emit, n_emit, -1);
+		check_emitted(in, len, emit, n_emit, -1, false);
 		ser_emitted(emit, n_emit);
 		n_emit = 0;
 	}
@@ -793,7 +815,7 @@ call(const uint8_t *in, uint32_t len, bool to_server, int ci, int si, uint8_t b7
 		    (k = lane_by_srv_qpn(q.dst_ip4, q.qpn)) >= 0)
 			resend_span(k, buf, &q, pm.src_ip4, pm.qpn, pm.psn);
 	}
-	check_emitted(mid, ml, emit, n_emit, lane);
+	check_emitted(mid, ml, emit, n_emit, lane, !as_req);
 	if (v == REMAP_MODIFIED && as_req) {
 		check_request_out(mid, ml, &pm, buf, l);
 	} else if (v == REMAP_MODIFIED) {

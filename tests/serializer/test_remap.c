@@ -1011,6 +1011,169 @@ START_TEST(t_drain_abandoned)
 }
 END_TEST
 
+/* The failure NAKs (remote operational error) swordd emitted: to which
+ * client QP, at which PSN. */
+static void
+note_fails(struct asked *a, const struct remap_emit *emit, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct roce_pkt q;
+
+		ck_assert_int_eq(roce_parse(emit[i].buf, emit[i].len, &q), ROCE_OK);
+		ck_assert(roce_icrc_verify((uint8_t *)emit[i].buf, &q));
+		if (emit[i].to_server || q.opcode != ROCE_RC_ACKNOWLEDGE ||
+		    roce_get_syndrome(emit[i].buf, &q) !=
+		    roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_REMOTE_OP))
+			continue;
+		ck_assert_int_lt(a->n, 16);
+		a->qpn[a->n] = q.qpn;
+		a->psn[a->n++] = q.psn;
+	}
+}
+
+/*
+ * A lane closes (a remote access NAK: the server's QP is in error) while
+ * clients wait on it.  What they sent from their oldest unanswered PSN on
+ * will never be answered, and their PSN space is the lane's: each is told
+ * once, at that PSN, with a remote operational error NAK (its QP fails
+ * and its application reconnects) instead of waiting for ever (no
+ * retransmit timer: rxe over the RDMA CM) or for its retries: by
+ * remap_tick if it waits for an answer, else at its next request.
+ * (Fails without the telling: no NAK.)
+ */
+START_TEST(t_closed_lane_tells)
+{
+	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
+				   .keep_conns = true };
+	uint8_t f[256], aeth[4] = { roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_REMOTE_ACCESS) };
+	struct remap_emit emit[8];
+	struct asked fails = { 0 };
+	struct dr d = { 0 };
+	struct roce_pkt p, q;
+	uint32_t len, n_emit = 0, lb;
+
+	d.rc = rc_create(&(struct rc_params){ .max_conns = 16 });
+	d.r = remap_create(&(struct remap_params){ .servers = &sv, .n_servers = 1,
+						   .rc = d.rc });
+	ck_assert(d.rc != NULL && d.r != NULL);
+	for (int i = 0; i < 2; i++) {
+		d.up[i] = (struct rm_addr){ .src_mac = { 2, 0, 0, 0, 0, (uint8_t)(i + 1) },
+			.dst_mac = { 2, 0, 0, 0, 0, 0x99 },
+			.src_ip = RTE_BE32(0xc6120010 + (uint32_t)i), .dst_ip = sv.ip,
+			.dest_qpn = 0x100 + (uint32_t)i };
+		d.down[i] = (struct rm_addr){ .src_mac = { 2, 0, 0, 0, 0, 0x99 },
+			.dst_mac = { 2, 0, 0, 0, 0, (uint8_t)(i + 1) }, .src_ip = sv.ip,
+			.dst_ip = d.up[i].src_ip, .dest_qpn = 0x200 + (uint32_t)i };
+	}
+	/* both bound, quiescent: client 0 opens the lane, client 1 rides it */
+	ck_assert_int_eq(dr_frame(&d, true, 0, 100, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, false, 0, 100, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, true, 0, 101, NULL, NULL), REMAP_MODIFIED);
+	ck_assert_int_eq(dr_frame(&d, false, 0, 101, NULL, NULL), REMAP_MODIFIED);
+	ck_assert_int_eq(dr_frame(&d, true, 1, 500, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, false, 1, 500, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, true, 1, 501, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(R2(d.r)->bound, 2);
+	lb = q.psn;                                  /* client 1's 501 on the lane */
+	/* client 0's 102 after it, unanswered */
+	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.psn, lb + 1);
+	/* the server fails client 1's 501: the lane closes; client 1 has the
+	 * server's own NAK */
+	len = rm_build(f, &d.down[0], ROCE_RC_ACKNOWLEDGE, lb, false, aeth, 4, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_response(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
+					   &n_emit), REMAP_MODIFIED);
+	ck_assert_uint_eq(p.qpn, 0x201);
+	ck_assert_uint_eq(p.psn, 501);
+	ck_assert_uint_eq(R2(d.r)->lanes_closed, 1);
+	note_fails(&fails, emit, n_emit);
+	ck_assert_int_eq(fails.n, 0);
+	/* client 0 waits for 102: told by the tick, once */
+	remap_tick(d.r, 2, emit, 8, &n_emit);
+	note_fails(&fails, emit, n_emit);
+	ck_assert_int_eq(fails.n, 1);
+	ck_assert_uint_eq(fails.qpn[0], 0x200);
+	ck_assert_uint_eq(fails.psn[0], 102);
+	remap_tick(d.r, 3, emit, 8, &n_emit);
+	note_fails(&fails, emit, n_emit);
+	ck_assert_int_eq(fails.n, 1);
+	/* its resend is dropped, not told again */
+	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, NULL), REMAP_DROP);
+	ck_assert_uint_eq(R2(d.r)->dead_lane_told, 1);
+	remap_destroy(d.r);
+	rc_destroy(d.rc);
+}
+END_TEST
+
+/* A client of a closed lane with nothing outstanding is told at its next
+ * request (its PSN), not before. */
+START_TEST(t_closed_lane_tells_at_next_request)
+{
+	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
+				   .keep_conns = true };
+	uint8_t f[256], aeth[4] = { roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_REMOTE_ACCESS) };
+	struct remap_emit emit[8];
+	struct asked fails = { 0 };
+	struct dr d = { 0 };
+	struct roce_pkt p, q;
+	uint32_t len, n_emit = 0, l0;
+
+	d.rc = rc_create(&(struct rc_params){ .max_conns = 16 });
+	d.r = remap_create(&(struct remap_params){ .servers = &sv, .n_servers = 1,
+						   .rc = d.rc });
+	ck_assert(d.rc != NULL && d.r != NULL);
+	for (int i = 0; i < 2; i++) {
+		d.up[i] = (struct rm_addr){ .src_mac = { 2, 0, 0, 0, 0, (uint8_t)(i + 1) },
+			.dst_mac = { 2, 0, 0, 0, 0, 0x99 },
+			.src_ip = RTE_BE32(0xc6120010 + (uint32_t)i), .dst_ip = sv.ip,
+			.dest_qpn = 0x100 + (uint32_t)i };
+		d.down[i] = (struct rm_addr){ .src_mac = { 2, 0, 0, 0, 0, 0x99 },
+			.dst_mac = { 2, 0, 0, 0, 0, (uint8_t)(i + 1) }, .src_ip = sv.ip,
+			.dst_ip = d.up[i].src_ip, .dest_qpn = 0x200 + (uint32_t)i };
+	}
+	ck_assert_int_eq(dr_frame(&d, true, 0, 100, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, false, 0, 100, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, true, 0, 101, NULL, NULL), REMAP_MODIFIED);
+	ck_assert_int_eq(dr_frame(&d, false, 0, 101, NULL, NULL), REMAP_MODIFIED);
+	ck_assert_int_eq(dr_frame(&d, true, 1, 500, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, false, 1, 500, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, true, 1, 501, NULL, NULL), REMAP_MODIFIED);
+	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, &q), REMAP_MODIFIED);
+	l0 = q.psn;
+	/* the server fails client 0's 102: client 1's 501 before it is done
+	 * (ACKed to it), so client 1 waits for nothing */
+	len = rm_build(f, &d.down[0], ROCE_RC_ACKNOWLEDGE, l0, false, aeth, 4, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_response(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
+					   &n_emit), REMAP_MODIFIED);
+	ck_assert_uint_eq(R2(d.r)->lanes_closed, 1);
+	remap_tick(d.r, 2, emit, 8, &n_emit);
+	note_fails(&fails, emit, n_emit);
+	ck_assert_int_eq(fails.n, 0);
+	/* client 1's next request: dropped, and it is told at that PSN; a
+	 * request of it with a bad ICRC tells nothing */
+	len = rm_build(f, &d.up[1], ROCE_RC_WRITE_ONLY, 502, true, (uint8_t[16]){ [15] = 8 },
+		       16, (uint8_t[8]){ 1 }, 8);
+	f[len - 1] ^= 1;
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_request(d.r, f, &len, sizeof(f), &p, false, 3, emit, 8,
+					  &n_emit), REMAP_DROP);
+	ck_assert_uint_eq(n_emit, 0);
+	len = rm_build(f, &d.up[1], ROCE_RC_WRITE_ONLY, 502, true, (uint8_t[16]){ [15] = 8 },
+		       16, (uint8_t[8]){ 1 }, 8);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_request(d.r, f, &len, sizeof(f), &p, false, 3, emit, 8,
+					  &n_emit), REMAP_DROP);
+	note_fails(&fails, emit, n_emit);
+	ck_assert_int_eq(fails.n, 1);
+	ck_assert_uint_eq(fails.qpn[0], 0x201);
+	ck_assert_uint_eq(fails.psn[0], 502);
+	remap_destroy(d.r);
+	rc_destroy(d.rc);
+}
+END_TEST
+
 static Suite *
 remap_suite(void)
 {
@@ -1034,6 +1197,8 @@ remap_suite(void)
 	tcase_add_test(tc, t_drain_binds);
 	tcase_add_test(tc, t_order_answer_forgotten);
 	tcase_add_test(tc, t_drain_abandoned);
+	tcase_add_test(tc, t_closed_lane_tells);
+	tcase_add_test(tc, t_closed_lane_tells_at_next_request);
 	tcase_add_loop_test(tc, t_restart, 0, 2);
 	tcase_add_loop_test(tc, t_random, 0, 6);
 	suite_add_tcase(s, tc);
