@@ -820,6 +820,54 @@ START_TEST(t_rc_find_req_last_answer)
 }
 END_TEST
 
+static bool
+owns_any(void *ctx, const struct rc_conn *c, uint32_t psn)
+{
+	(void)ctx;
+	(void)c;
+	(void)psn;
+	return true;
+}
+
+/* rc_find_resp tries its last answer (or the one rc_note_resp names)
+ * first: never a slot that is free, unpaired, or has another key. */
+START_TEST(t_rc_find_resp_last_answer)
+{
+	const uint32_t cl = RTE_BE32(0x0a000001), cl2 = RTE_BE32(0x0a000002),
+		       srv = RTE_BE32(0x0a000064), srv2 = RTE_BE32(0x0a000065);
+	struct rc_table *t = rc_create(&(struct rc_params){ .max_conns = 1 });
+	struct rc_conn *a, *b;
+	bool amb;
+
+	ck_assert_ptr_nonnull(t);
+	a = rc_open(t, cl, srv, 0x11, 100, 1);
+	ck_assert_ptr_nonnull(a);
+	a->next_psn = 101;                             /* its request at 100 seen */
+	ck_assert_ptr_null(rc_find_resp(t, srv, cl, 0x211));     /* not paired */
+	ck_assert_ptr_eq(rc_pair_evidence(t, srv, cl, 0x211, 100, 2, owns_any, NULL, &amb), a);
+	ck_assert_ptr_eq(rc_find_resp(t, srv, cl, 0x211), a);
+	ck_assert_ptr_eq(rc_find_resp(t, srv, cl, 0x211), a);
+	ck_assert_ptr_null(rc_find_resp(t, srv, cl, 0x212));
+	ck_assert_ptr_null(rc_find_resp(t, srv, cl2, 0x211));
+	ck_assert_ptr_null(rc_find_resp(t, srv2, cl, 0x211));
+	rc_note_resp(t, a);
+	ck_assert_ptr_eq(rc_find_resp(t, srv, cl, 0x211), a);
+	rc_reincarnate(t, a, 500, 3, false);          /* a new life, unpaired */
+	ck_assert_ptr_null(rc_find_resp(t, srv, cl, 0x211));
+	rc_close(t, a, 4);
+	ck_assert_ptr_null(rc_find_resp(t, srv, cl, 0x211));
+	b = rc_open(t, cl2, srv, 0x22, 200, 5);        /* the same slot */
+	ck_assert_ptr_eq(b, a);
+	b->next_psn = 201;
+	ck_assert_ptr_eq(rc_pair_evidence(t, srv, cl2, 0x222, 200, 6, owns_any, NULL, &amb), b);
+	ck_assert_ptr_null(rc_find_resp(t, srv, cl, 0x211));
+	ck_assert_ptr_eq(rc_find_resp(t, srv, cl2, 0x222), b);
+	rc_reset(t);
+	ck_assert_ptr_null(rc_find_resp(t, srv, cl2, 0x222));
+	rc_destroy(t);
+}
+END_TEST
+
 START_TEST(t_cm_fields_vs_tshark)
 {
 	/* rc_cm_parse against tshark's infiniband.cm dissector on every CM
@@ -973,6 +1021,7 @@ conn_suite(void)
 	suite_add_tcase(su, tc);
 	tc = tcase_create("cm");
 	tcase_add_test(tc, t_rc_find_req_last_answer);
+	tcase_add_test(tc, t_rc_find_resp_last_answer);
 	tcase_add_test(tc, t_cm_fields_vs_tshark);
 	tcase_add_test(tc, t_cm_reconnect_new_incarnation);
 	suite_add_tcase(su, tc);
