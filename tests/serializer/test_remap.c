@@ -878,10 +878,9 @@ dr_frame(struct dr *d, bool request, int cl, uint32_t psn, struct asked *a,
 	return v;
 }
 
-/* Client 0 on the lane, client 1 draining (its 502 and 503 dropped, 501
- * still on its own QP, unanswered). */
+/* Two clients of server sv; client 0 on the lane (it opens it). */
 static void
-dr_setup(struct dr *d, struct remap_server *sv, struct asked *a)
+dr_open(struct dr *d, struct remap_server *sv)
 {
 	const uint32_t srv = sv->ip;
 
@@ -905,6 +904,14 @@ dr_setup(struct dr *d, struct remap_server *sv, struct asked *a)
 	ck_assert_int_eq(dr_frame(d, true, 0, 101, NULL, NULL), REMAP_MODIFIED);
 	ck_assert_int_eq(dr_frame(d, false, 0, 101, NULL, NULL), REMAP_MODIFIED);
 	ck_assert_uint_eq(R2(d->r)->bound, 1);
+}
+
+/* Client 0 on the lane, client 1 draining (its 502 and 503 dropped, 501
+ * still on its own QP, unanswered). */
+static void
+dr_setup(struct dr *d, struct remap_server *sv, struct asked *a)
+{
+	dr_open(d, sv);
 	/* client 1: two requests out, paired by the first one's answer */
 	ck_assert_int_eq(dr_frame(d, true, 1, 500, NULL, NULL), REMAP_PASS);
 	ck_assert_int_eq(dr_frame(d, true, 1, 501, NULL, NULL), REMAP_PASS);
@@ -1011,6 +1018,21 @@ START_TEST(t_drain_abandoned)
 }
 END_TEST
 
+/* Both clients bound, quiescent: client 0 opens the lane, client 1 rides
+ * it from its 501; the lane PSN of that 501. */
+static uint32_t
+dr_two_bound(struct dr *d, struct remap_server *sv)
+{
+	struct roce_pkt q;
+
+	dr_open(d, sv);
+	ck_assert_int_eq(dr_frame(d, true, 1, 500, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(d, false, 1, 500, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(d, true, 1, 501, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(R2(d->r)->bound, 2);
+	return q.psn;
+}
+
 /* The failure NAKs (remote operational error) swordd emitted: to which
  * client QP, at which PSN. */
 static void
@@ -1052,29 +1074,7 @@ START_TEST(t_closed_lane_tells)
 	struct roce_pkt p, q;
 	uint32_t len, n_emit = 0, lb;
 
-	d.rc = rc_create(&(struct rc_params){ .max_conns = 16 });
-	d.r = remap_create(&(struct remap_params){ .servers = &sv, .n_servers = 1,
-						   .rc = d.rc });
-	ck_assert(d.rc != NULL && d.r != NULL);
-	for (int i = 0; i < 2; i++) {
-		d.up[i] = (struct rm_addr){ .src_mac = { 2, 0, 0, 0, 0, (uint8_t)(i + 1) },
-			.dst_mac = { 2, 0, 0, 0, 0, 0x99 },
-			.src_ip = RTE_BE32(0xc6120010 + (uint32_t)i), .dst_ip = sv.ip,
-			.dest_qpn = 0x100 + (uint32_t)i };
-		d.down[i] = (struct rm_addr){ .src_mac = { 2, 0, 0, 0, 0, 0x99 },
-			.dst_mac = { 2, 0, 0, 0, 0, (uint8_t)(i + 1) }, .src_ip = sv.ip,
-			.dst_ip = d.up[i].src_ip, .dest_qpn = 0x200 + (uint32_t)i };
-	}
-	/* both bound, quiescent: client 0 opens the lane, client 1 rides it */
-	ck_assert_int_eq(dr_frame(&d, true, 0, 100, NULL, NULL), REMAP_PASS);
-	ck_assert_int_eq(dr_frame(&d, false, 0, 100, NULL, NULL), REMAP_PASS);
-	ck_assert_int_eq(dr_frame(&d, true, 0, 101, NULL, NULL), REMAP_MODIFIED);
-	ck_assert_int_eq(dr_frame(&d, false, 0, 101, NULL, NULL), REMAP_MODIFIED);
-	ck_assert_int_eq(dr_frame(&d, true, 1, 500, NULL, NULL), REMAP_PASS);
-	ck_assert_int_eq(dr_frame(&d, false, 1, 500, NULL, NULL), REMAP_PASS);
-	ck_assert_int_eq(dr_frame(&d, true, 1, 501, NULL, &q), REMAP_MODIFIED);
-	ck_assert_uint_eq(R2(d.r)->bound, 2);
-	lb = q.psn;                                  /* client 1's 501 on the lane */
+	lb = dr_two_bound(&d, &sv);                  /* client 1's 501 on the lane */
 	/* client 0's 102 after it, unanswered */
 	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, &q), REMAP_MODIFIED);
 	ck_assert_uint_eq(q.psn, lb + 1);
@@ -1119,26 +1119,7 @@ START_TEST(t_closed_lane_tells_at_next_request)
 	struct roce_pkt p, q;
 	uint32_t len, n_emit = 0, l0;
 
-	d.rc = rc_create(&(struct rc_params){ .max_conns = 16 });
-	d.r = remap_create(&(struct remap_params){ .servers = &sv, .n_servers = 1,
-						   .rc = d.rc });
-	ck_assert(d.rc != NULL && d.r != NULL);
-	for (int i = 0; i < 2; i++) {
-		d.up[i] = (struct rm_addr){ .src_mac = { 2, 0, 0, 0, 0, (uint8_t)(i + 1) },
-			.dst_mac = { 2, 0, 0, 0, 0, 0x99 },
-			.src_ip = RTE_BE32(0xc6120010 + (uint32_t)i), .dst_ip = sv.ip,
-			.dest_qpn = 0x100 + (uint32_t)i };
-		d.down[i] = (struct rm_addr){ .src_mac = { 2, 0, 0, 0, 0, 0x99 },
-			.dst_mac = { 2, 0, 0, 0, 0, (uint8_t)(i + 1) }, .src_ip = sv.ip,
-			.dst_ip = d.up[i].src_ip, .dest_qpn = 0x200 + (uint32_t)i };
-	}
-	ck_assert_int_eq(dr_frame(&d, true, 0, 100, NULL, NULL), REMAP_PASS);
-	ck_assert_int_eq(dr_frame(&d, false, 0, 100, NULL, NULL), REMAP_PASS);
-	ck_assert_int_eq(dr_frame(&d, true, 0, 101, NULL, NULL), REMAP_MODIFIED);
-	ck_assert_int_eq(dr_frame(&d, false, 0, 101, NULL, NULL), REMAP_MODIFIED);
-	ck_assert_int_eq(dr_frame(&d, true, 1, 500, NULL, NULL), REMAP_PASS);
-	ck_assert_int_eq(dr_frame(&d, false, 1, 500, NULL, NULL), REMAP_PASS);
-	ck_assert_int_eq(dr_frame(&d, true, 1, 501, NULL, NULL), REMAP_MODIFIED);
+	(void)dr_two_bound(&d, &sv);
 	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, &q), REMAP_MODIFIED);
 	l0 = q.psn;
 	/* the server fails client 0's 102: client 1's 501 before it is done
