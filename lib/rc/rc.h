@@ -124,13 +124,26 @@ bool rc_expire_idle(struct rc_table *t, struct rc_conn *c, uint64_t now);
 /* Give the slot back (CM disconnect). */
 void rc_close(struct rc_table *t, struct rc_conn *c, uint64_t now);
 
+/* Why a life ends.  Only a disconnect the client asked for (its CM DREQ)
+ * says the server's QP is still there: the server has not heard of it
+ * yet, so a function that borrowed that QP may keep it for others a
+ * while (lib/remap keeps a lane for its riders and holds the DREQ). */
+enum rc_end_why {
+	RC_END_IDLE = 0,          /* aged out */
+	RC_END_NEW_LIFE,          /* re-incarnated: the QP was re-created */
+	RC_END_CLOSED,            /* the server disconnected, or the CM gave
+	                           * its client QPN to a new connection */
+	RC_END_CLIENT_DISCONNECT, /* the client's CM DREQ */
+};
+
 /*
  * Called with a connection about to end a life (evicted, closed, or
  * re-incarnated), before its identity or number change: the functions give
  * back what their per-connection state holds.  At most RC_MAX_LISTENERS.
  */
 #define RC_MAX_LISTENERS 4
-typedef void (*rc_end_fn)(void *ctx, struct rc_conn *c, uint64_t now);
+typedef void (*rc_end_fn)(void *ctx, struct rc_conn *c, enum rc_end_why why,
+			  uint64_t now);
 int rc_listen(struct rc_table *t, rc_end_fn fn, void *ctx);
 /* Forget every listener and ordering function registered with ctx (a
  * function's state being destroyed while the table lives on). */
@@ -315,5 +328,16 @@ struct rc_cm_msg {
 /* 0 on success, -1 if the frame is not a well-formed CM MAD. */
 int rc_cm_parse(const uint8_t *frame, const struct roce_pkt *p,
 		struct rc_cm_msg *m);
+
+/*
+ * The DREP its receiver would send for the DREQ `dreq` (parsed as p): the
+ * same addresses the other way, the same transaction ID, P_Key, Q_Key and
+ * UDP source port, communication IDs swapped, no private data, signed
+ * (as a ConnectX answers: shared/captures/rcuckoo-connectx.pcap, DREQ 21
+ * and its DREP).  Its length, or -1 if dreq is not a CM DREQ or out is
+ * too small.
+ */
+int rc_cm_build_drep(uint8_t *out, uint32_t cap, const uint8_t *dreq,
+		     const struct roce_pkt *p);
 
 #endif /* SWORD_RC_H */

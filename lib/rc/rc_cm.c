@@ -202,12 +202,15 @@ on_dreq(struct rc_table *t, const struct roce_pkt *p, const struct rc_cm_msg *m,
 	struct rc_conn *c = NULL;
 
 	/* RemoteQPN is the QPN of the DREQ's receiver */
-	if (is_server(ctx, p->dst_ip4))
+	if (is_server(ctx, p->dst_ip4)) {
 		c = rc_find_req(t, p->src_ip4, p->dst_ip4, m->remote_qpn);
-	else if (is_server(ctx, p->src_ip4))
+		if (c != NULL)
+			rc_close_why(t, c, RC_END_CLIENT_DISCONNECT, now);
+	} else if (is_server(ctx, p->src_ip4)) {
 		c = rc_find_resp(t, p->src_ip4, p->dst_ip4, m->remote_qpn);
-	if (c != NULL)
-		rc_close(t, c, now);
+		if (c != NULL)
+			rc_close(t, c, now);
+	}
 }
 
 void
@@ -235,4 +238,32 @@ rc_cm_rx(struct rc_table *t, const uint8_t *frame, const struct roce_pkt *p,
 	default:
 		break;
 	}
+}
+
+int
+rc_cm_build_drep(uint8_t *out, uint32_t cap, const uint8_t *dreq, const struct roce_pkt *p)
+{
+	const uint32_t len = p->frame_len;
+	struct rc_cm_msg m;
+	uint8_t *mad, tmp[6];
+	uint32_t ip;
+
+	if (p->ip_version != 4 || rc_cm_parse(dreq, p, &m) != 0 || m.kind != RC_CM_DREQ ||
+	    len > cap)
+		return -1;
+	memcpy(out, dreq, len);
+	memcpy(tmp, out, 6);                   /* Ethernet: the other way */
+	memcpy(out, out + 6, 6);
+	memcpy(out + 6, tmp, 6);
+	/* IPv4: the other way (the header checksum does not change) */
+	memcpy(&ip, out + p->l3_off + 12, 4);
+	memcpy(out + p->l3_off + 12, out + p->l3_off + 16, 4);
+	memcpy(out + p->l3_off + 16, &ip, 4);
+	mad = out + p->payload_off;
+	roce_st16(mad + MAD_OFF_ATTR, ATTR_DREP);
+	roce_st32(mad + MAD_DATA, m.remote_comm_id);      /* local: the receiver's */
+	roce_st32(mad + MAD_DATA + 4, m.local_comm_id);   /* remote: the sender's */
+	memset(mad + MAD_DATA + 8, 0, MAD_LEN - MAD_DATA - 8);
+	roce_resign(out, p);
+	return (int)len;
 }

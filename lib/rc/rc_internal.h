@@ -40,7 +40,9 @@ struct rc_table {
 };
 
 void rc_epoch(struct rc_table *t, uint64_t now);
-void rc_end_life(struct rc_table *t, struct rc_conn *c, uint64_t now);
+void rc_end_life(struct rc_table *t, struct rc_conn *c, enum rc_end_why why, uint64_t now);
+/* rc_close, saying why */
+void rc_close_why(struct rc_table *t, struct rc_conn *c, enum rc_end_why why, uint64_t now);
 /* Map maintenance (rc_table.c), used by rc_cm.c to set identities. */
 void rc_resp_map_add(struct rc_table *t, struct rc_conn *c);
 void rc_resp_map_del(struct rc_table *t, struct rc_conn *c);

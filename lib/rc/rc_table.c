@@ -237,10 +237,10 @@ rc_listen(struct rc_table *t, rc_end_fn fn, void *ctx)
 }
 
 void
-rc_end_life(struct rc_table *t, struct rc_conn *c, uint64_t now)
+rc_end_life(struct rc_table *t, struct rc_conn *c, enum rc_end_why why, uint64_t now)
 {
 	for (uint32_t i = 0; i < t->n_listeners; i++)
-		t->listeners[i].fn(t->listeners[i].ctx, c, now);
+		t->listeners[i].fn(t->listeners[i].ctx, c, why, now);
 }
 
 static void
@@ -343,7 +343,7 @@ rc_open(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip, uint32_t srv_qpn,
 			t->c.table_full++;
 			return NULL;
 		}
-		rc_end_life(t, c, now);
+		rc_end_life(t, c, RC_END_IDLE, now);
 		slot_free(t, c);
 		t->c.evicted++;
 	}
@@ -379,7 +379,7 @@ void
 rc_reincarnate(struct rc_table *t, struct rc_conn *c, uint32_t psn, uint64_t now,
 	       bool keep_identity)
 {
-	rc_end_life(t, c, now);
+	rc_end_life(t, c, RC_END_NEW_LIFE, now);
 	if (c->paired && !keep_identity) {
 		rc_resp_map_del(t, c);
 		c->paired = 0;
@@ -396,18 +396,24 @@ rc_expire_idle(struct rc_table *t, struct rc_conn *c, uint64_t now)
 {
 	if (t->prm.idle_tsc == 0 || now - c->last_seen < t->prm.idle_tsc)
 		return false;
-	rc_end_life(t, c, now);
+	rc_end_life(t, c, RC_END_IDLE, now);
 	slot_free(t, c);
 	t->c.evicted++;
 	return true;
 }
 
 void
-rc_close(struct rc_table *t, struct rc_conn *c, uint64_t now)
+rc_close_why(struct rc_table *t, struct rc_conn *c, enum rc_end_why why, uint64_t now)
 {
-	rc_end_life(t, c, now);
+	rc_end_life(t, c, why, now);
 	slot_free(t, c);
 	t->c.closed++;
+}
+
+void
+rc_close(struct rc_table *t, struct rc_conn *c, uint64_t now)
+{
+	rc_close_why(t, c, RC_END_CLOSED, now);
 }
 
 /* ------------------------------------------------------------------ */

@@ -115,7 +115,9 @@ enum remap_verdict {
  * (expanded ACKs, NAKs asking a client to resend, answers given again) or,
  * to_server, for a lane (a zero-length WRITE filling a lane PSN no client
  * will send again).  Caller-owned, reused per call. */
-#define REMAP_EMIT_BUF 128
+/* room for a CM MAD (a held DREQ sent on, the DREP answering it: 322
+ * bytes over IPv4) */
+#define REMAP_EMIT_BUF 384
 struct remap_emit {
 	uint8_t buf[REMAP_EMIT_BUF];
 	uint32_t len;
@@ -165,7 +167,11 @@ struct remap_emit {
 	X(conn_paired)       /* connections paired here (keep_conns) */         \
 	X(drains)            /* busy unbound connections drained to bind */   \
 	X(drain_dropped)     /* their requests dropped while their own QP drained */ \
-	X(drain_abandoned)   /* drained, no open lane: asked back to its own QP */
+	X(drain_abandoned)   /* drained, no open lane: asked back to its own QP */ \
+	X(lanes_kept)        /* owner disconnected, lane kept for its riders */ \
+	X(dreq_held)         /* an owner's CM DREQ held (answered with a DREP) */ \
+	X(drep_sent)         /* DREPs swordd sent for held DREQs */           \
+	X(dreq_released)     /* held DREQs sent on once their lane emptied */
 
 struct remap_counters {
 #define REMAP_FIELD(n) uint64_t n;
@@ -226,6 +232,8 @@ struct remap_lane_info {
 	uint32_t bound;          /* client connections on it */
 	uint32_t rd_outstanding;
 	bool recovering;
+	bool kept;               /* its owner disconnected; kept for the others */
+	bool dreq_held;          /* the owner's DREQ waits to be sent on */
 };
 int remap_lane_info(const struct remap *r, uint32_t server_ip4, unsigned int lane,
 		    struct remap_lane_info *out);

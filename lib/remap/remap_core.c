@@ -15,12 +15,15 @@
  * Why a lane starts at its owner's next PSN: the owner's server QP has
  * answered everything before it, so that is exactly the PSN it expects.
  *
- * Why a lane dies with its owner: when the owner's incarnation ends (CM
- * disconnect, a new life of its QPN, idle eviction) its server QP is, or
- * may be, gone or reset; its PSN space cannot be trusted any more.  The
- * clients bound to it lose what was outstanding there (their requests
- * are dropped, they time out and reconnect): never a request executed
- * twice.  Connections that bind later pick another lane.
+ * Why a lane dies with its owner: when the owner's incarnation ends (a
+ * new life of its QPN, idle eviction, the server disconnecting) its
+ * server QP is, or may be, gone or reset; its PSN space cannot be
+ * trusted any more.  The clients bound to it lose what was outstanding
+ * there (each is told: rmp_tell_dead) and reconnect: never a request
+ * executed twice.  Connections that bind later pick another lane.  The
+ * exception is a disconnect the owner's client asks for (its CM DREQ):
+ * the server has not heard of it, so the lane is kept for the others
+ * and the DREQ held until they are gone (remap_cm.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -62,6 +65,11 @@ rmp_lane_close(struct remap *r, struct rmp_lane *l)
 		return;
 	l->open = 0;
 	l->recovering = 0;
+	/* a kept lane's server QP is the held DREQ's to end (remap_cm.c) */
+	if (l->dreq_len) {
+		l->dreq_due = 1;
+		r->dreq_pending = true;
+	}
 	/* its clients stay bound to a closed lane: their requests are
 	 * dropped until they reconnect (a new incarnation binds afresh),
 	 * and each is told (rmp_tell_dead) */
@@ -183,6 +191,8 @@ lane_pick(struct remap *r, int server, bool *opens)
 		struct rmp_lane *l = &r->lanes[sv->first_lane + i];
 
 		if (!l->open) {
+			if (l->dreq_len)
+				continue;   /* its held DREQ is not sent yet */
 			*opens = true;
 			return l;
 		}
@@ -282,7 +292,7 @@ rmp_bind_drained(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int s
  * is given back.  Its stubs stay until overwritten; answers to them are
  * dropped (rmp_stub_client finds no live client). */
 static void
-conn_end(void *ctx, struct rc_conn *c, uint64_t now)
+conn_end(void *ctx, struct rc_conn *c, enum rc_end_why why, uint64_t now)
 {
 	struct remap *r = ctx;
 	uint32_t i = rc_index(r->rc, c);
@@ -292,7 +302,8 @@ conn_end(void *ctx, struct rc_conn *c, uint64_t now)
 	rmp_forget_told(r);
 	for (uint32_t k = 0; k < r->n_lanes; k++)
 		if (r->lanes[k].open && r->lanes[k].owner == i &&
-		    r->lanes[k].owner_inc == c->incarnation)
+		    r->lanes[k].owner_inc == c->incarnation &&
+		    !rmp_lane_keep(r, &r->lanes[k], c, why))
 			rmp_lane_close(r, &r->lanes[k]);
 	if (rcn->inc != c->incarnation)
 		return;
@@ -301,6 +312,9 @@ conn_end(void *ctx, struct rc_conn *c, uint64_t now)
 
 		if (l->bound)
 			l->bound--;
+		/* a kept lane's last rider: the server QP may go (remap_cm.c) */
+		if (l->kept && l->bound == 0)
+			rmp_lane_close(r, l);
 		if (l->resv_set && l->resv_conn == i && l->resv_inc == c->incarnation)
 			l->resv_set = 0;
 		/* its message left half sent: the server QP would take the
@@ -455,5 +469,7 @@ remap_lane_info(const struct remap *r, uint32_t server_ip4, unsigned int lane,
 	out->bound = l->bound;
 	out->rd_outstanding = l->rd_out;
 	out->recovering = l->recovering;
+	out->kept = l->kept && l->open;
+	out->dreq_held = l->dreq_len != 0;
 	return 0;
 }

@@ -97,6 +97,13 @@ struct rmp_lane {
 	uint8_t rtmpl[REMAP_EMIT_BUF];
 	uint32_t rtmpl_len;
 	uint16_t rt_l3, rt_l4;   /* its IP and UDP header offsets */
+	/* Kept (remap_cm.c): the owner disconnected (CM DREQ) while others
+	 * rode the lane.  Its DREQ is held, answered with a DREP, and sent on
+	 * once the lane closes (dreq_due: by remap_tick); owner is RMP_NONE. */
+	uint8_t kept;
+	uint8_t dreq_due;
+	uint16_t dreq_len;    /* 0: none held */
+	uint8_t dreq[REMAP_EMIT_BUF];
 	struct rmp_stub *stubs;
 	uint32_t *wait;       /* rc slots of waiting clients, rc capacity entries */
 };
@@ -170,6 +177,7 @@ struct remap {
 	uint64_t start_tsc;            /* first frame seen (start_holdoff) */
 	bool started;
 	bool dead_pending;             /* a lane closed: remap_tick tells its clients */
+	bool dreq_pending;             /* a lane with a held DREQ closed: remap_tick sends it */
 	/* rmp_order_domains' last "placed now on a free lane" answer, for
 	 * the request it was asked about (req_fast then skips the checks it
 	 * made).  Valid only until remapping next runs: every entry point
@@ -232,6 +240,18 @@ rmp_two_sided(const struct roce_pkt *p)
 
 /* remap_conns.c: a frame outside RC (the RDMA CM's MADs) */
 bool rmp_keep_cm(struct remap *r, uint8_t *f, const struct roce_pkt *p, uint64_t now);
+/* remap_cm.c: a frame outside RC, either way: the connection table learns
+ * from the CM; an owner's DREQ to a kept lane is held and answered. */
+enum remap_verdict rmp_on_cm(struct remap *r, uint8_t *f, const struct roce_pkt *p,
+			     bool to_server, uint64_t now, struct remap_emit *emit,
+			     uint32_t emit_cap, uint32_t *n_emit);
+/* The owner of lane l ends (why): keep the lane for its other riders
+ * (true) or not. */
+bool rmp_lane_keep(struct remap *r, struct rmp_lane *l, const struct rc_conn *owner,
+		   enum rc_end_why why);
+/* remap_tick: held DREQs of closed lanes go to their servers. */
+void rmp_send_dreqs(struct remap *r, struct remap_emit *emit, uint32_t emit_cap,
+		    uint32_t *n_emit);
 
 /* The index of the managed server at ip4, else -1.  Inline: every frame
  * asks (a handful of servers per worker). */
@@ -245,19 +265,14 @@ rmp_server_of(const struct remap *r, uint32_t ip4)
 }
 
 /* The managed server a request (to it) or response (from it) of an RC
- * connection belongs to, else -1 (passed; RDMA CM is learned from here). */
+ * connection belongs to, else -1 (passed). */
 static inline int
-rmp_managed(struct remap *r, uint8_t *f, const struct roce_pkt *p, bool request,
-	    uint64_t now)
+rmp_managed(const struct remap *r, const struct roce_pkt *p, bool request)
 {
 	int server;
 
-	if (p->ip_version != 4)
-		return -1;
-	if (!(p->oi->flags & ROCE_F_RC)) {
-		rmp_keep_cm(r, f, p, now);
-		return -1;
-	}
+	if (p->ip_version != 4 || !(p->oi->flags & ROCE_F_RC))
+		return -1;      /* the CM: rmp_on_cm, before */
 	server = rmp_server_of(r, request ? p->dst_ip4 : p->src_ip4);
 	if (server < 0 || !(p->oi->flags & (request ? ROCE_F_REQUEST : ROCE_F_RESPONSE)))
 		return -1;

@@ -582,7 +582,9 @@ remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	*n_emit = 0;
 	told = r->told.set;       /* its fields stay as they are until asked again */
 	rmp_forget_told(r);
-	if ((server = rmp_managed(r, f, p, true, now)) < 0)
+	if (!(p->oi->flags & ROCE_F_RC))
+		return rmp_on_cm(r, f, p, true, now, emit, emit_cap, n_emit);
+	if ((server = rmp_managed(r, p, true)) < 0)
 		return REMAP_PASS;
 	sv = &r->servers[server];
 	r->c.req_seen++;

@@ -683,7 +683,9 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	(void)cap;
 	*n_emit = 0;
 	rmp_forget_told(r);
-	if ((server = rmp_managed(r, f, p, false, now)) < 0)
+	if (!(p->oi->flags & ROCE_F_RC))
+		return rmp_on_cm(r, f, p, false, now, emit, emit_cap, n_emit);
+	if ((server = rmp_managed(r, p, false)) < 0)
 		return REMAP_PASS;
 	sv = &r->servers[server];
 	r->c.resp_seen++;

@@ -314,4 +314,6 @@ remap_tick(struct remap *r, uint64_t now, struct remap_emit *emit, uint32_t emit
 	}
 	if (r->dead_pending)
 		rmp_tell_dead_all(r, emit, emit_cap, n_emit);
+	if (r->dreq_pending)
+		rmp_send_dreqs(r, emit, emit_cap, n_emit);
 }

@@ -102,11 +102,12 @@ ser_untrack_unpaired(struct ser *s, uint32_t srv_ip, uint32_t cl_ip, uint64_t no
 }
 
 static void
-conn_end(void *ctx, struct rc_conn *c, uint64_t now)
+conn_end(void *ctx, struct rc_conn *c, enum rc_end_why why, uint64_t now)
 {
 	struct ser *s = ctx;
 	struct ser_conn *sc = &s->conns[rc_index(s->rc, c)];
 
+	(void)why;    /* every end gives its stubs' holds back alike */
 	if (sc->inc != c->incarnation)
 		return;  /* never seen by the serializer */
 	for (uint32_t i = 0; i < s->prm.ring_size; i++)

@@ -939,6 +939,46 @@ START_TEST(t_cm_fields_vs_tshark)
 }
 END_TEST
 
+/* The DREP swordd answers an owner's DREQ with (lib/remap keeps a lane
+ * for its riders): built from the capture's DREQ (frame 21), with the two
+ * fields a sender picks for itself (its GSI QP's PSN, the IPv4 ID) set to
+ * the ConnectX's, it is the ConnectX's own DREP (frame 24) byte for byte:
+ * addresses, MAD, IPv4 checksum and ICRC.  A DREQ is the only thing it
+ * answers. */
+START_TEST(t_cm_drep_vs_connectx)
+{
+	const char *dir = getenv("CAPTURES_DIR");
+	char path[512];
+	uint8_t dreq[2048], real[2048], out[512];
+	uint32_t n_dreq, n_real;
+	struct roce_pkt p, q;
+	struct rc_cm_msg m;
+	int n;
+
+	ck_assert_ptr_nonnull(dir);
+	snprintf(path, sizeof(path), "%s/rcuckoo-connectx.pcap", dir);
+	n_dreq = cap_frame(path, 21, dreq, sizeof(dreq));
+	n_real = cap_frame(path, 24, real, sizeof(real));
+	ck_assert_int_eq(roce_parse(dreq, n_dreq, &p), ROCE_OK);
+	ck_assert_int_eq(roce_parse(real, n_real, &q), ROCE_OK);
+	n = rc_cm_build_drep(out, sizeof(out), dreq, &p);
+	ck_assert_int_eq(n, (int)n_real);
+	ck_assert_int_eq(roce_parse(out, (uint32_t)n, &q), ROCE_OK);
+	ck_assert(roce_icrc_verify(out, &q));
+	ck_assert_int_eq(rc_cm_parse(out, &q, &m), 0);
+	ck_assert_int_eq(m.kind, RC_CM_DREP);
+	/* the sender's own choices, then the whole frame */
+	roce_set_psn(out, &q, roce_get_psn(real, &q));
+	memcpy(out + q.l3_off + 4, real + q.l3_off + 4, 2);
+	roce_ip_cksum_update(out, &q);
+	roce_resign(out, &q);
+	ck_assert_int_eq(memcmp(out, real, n_real), 0);
+	/* not a DREQ (the DREP itself), or no room: nothing */
+	ck_assert_int_eq(rc_cm_build_drep(out, sizeof(out), real, &q), -1);
+	ck_assert_int_eq(rc_cm_build_drep(out, 100, dreq, &p), -1);
+}
+END_TEST
+
 static void
 cap_feed(struct ser *ser, const char *path, int from, int to)
 {
@@ -1023,6 +1063,7 @@ conn_suite(void)
 	tcase_add_test(tc, t_rc_find_req_last_answer);
 	tcase_add_test(tc, t_rc_find_resp_last_answer);
 	tcase_add_test(tc, t_cm_fields_vs_tshark);
+	tcase_add_test(tc, t_cm_drep_vs_connectx);
 	tcase_add_test(tc, t_cm_reconnect_new_incarnation);
 	suite_add_tcase(su, tc);
 	return su;

@@ -1155,6 +1155,197 @@ START_TEST(t_closed_lane_tells_at_next_request)
 }
 END_TEST
 
+/*
+ * A CM message from a (Linux's layout: the capture's DREQ,
+ * shared/captures/rcuckoo-connectx.pcap frame 21): a UD SEND to QP1, DETH
+ * with the GSI Q_Key, a MAD of class 7.  DREQ: to the QP qpn; REQ: from
+ * the QP qpn.
+ */
+static uint32_t
+cm_frame(uint8_t *f, const struct rm_addr *to, uint16_t attr, uint32_t local_id,
+	 uint32_t remote_id, uint32_t qpn)
+{
+	uint8_t deth[8] = { 0x80, 0x01, 0x00, 0x00, 0, 0, 0, 1 }, mad[256] = { 0 };
+	struct rm_addr a = *to;
+
+	a.dest_qpn = 1;
+	mad[0] = 1;                  /* base version */
+	mad[1] = 0x07;               /* class: CM */
+	mad[2] = 2;                  /* class version */
+	mad[3] = 0x03;               /* method: Send */
+	mad[15] = 0x42;              /* transaction ID */
+	roce_st16(mad + 16, attr);
+	roce_st32(mad + 24, local_id);
+	roce_st32(mad + 28, remote_id);
+	if (attr == 0x0015) {        /* DREQ: the receiver's QPN */
+		mad[32] = (uint8_t)(qpn >> 16);
+		mad[33] = (uint8_t)(qpn >> 8);
+		mad[34] = (uint8_t)qpn;
+	} else {                     /* REQ: the sender's QPN */
+		mad[56] = (uint8_t)(qpn >> 16);
+		mad[57] = (uint8_t)(qpn >> 8);
+		mad[58] = (uint8_t)qpn;
+	}
+	return rm_build(f, &a, ROCE_UD_SEND_ONLY, 7, false, deth, 8, mad, 256);
+}
+
+static enum remap_verdict
+dr_cm(struct dr *d, bool to_server, int cl, uint16_t attr, uint32_t qpn,
+      uint8_t *f, uint32_t *len, struct remap_emit *emit, uint32_t *n_emit)
+{
+	struct roce_pkt p;
+
+	*len = cm_frame(f, to_server ? &d->up[cl] : &d->down[cl], attr, 0x1111, 0x2222, qpn);
+	ck_assert_int_eq(roce_parse(f, *len, &p), ROCE_OK);
+	return to_server ? remap_on_request(d->r, f, len, 512, &p, false, 1, emit, 8, n_emit)
+			 : remap_on_response(d->r, f, len, 512, &p, false, 1, emit, 8, n_emit);
+}
+
+/* Client 0 (the lane's owner) disconnects while client 1 rides its lane:
+ * the lane is kept, client 0's DREQ held and answered with a DREP. */
+static uint32_t
+kept_setup(struct dr *d, struct remap_server *sv, uint8_t *dreq, uint32_t *dreq_len)
+{
+	struct remap_emit emit[8];
+	struct remap_lane_info li;
+	struct roce_pkt q;
+	struct rc_cm_msg m;
+	uint32_t n_emit, lb;
+
+	lb = dr_two_bound(d, sv);
+	ck_assert_int_eq(dr_frame(d, false, 0, lb, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.qpn, 0x201);
+	ck_assert_int_eq(dr_cm(d, true, 0, 0x0015, 0x100, dreq, dreq_len, emit, &n_emit),
+			 REMAP_DROP);
+	ck_assert_uint_eq(n_emit, 1);
+	ck_assert(!emit[0].to_server);
+	ck_assert_int_eq(roce_parse(emit[0].buf, emit[0].len, &q), ROCE_OK);
+	ck_assert(roce_icrc_verify(emit[0].buf, &q));
+	ck_assert_int_eq(rc_cm_parse(emit[0].buf, &q, &m), 0);
+	ck_assert_int_eq(m.kind, RC_CM_DREP);
+	ck_assert_uint_eq(q.dst_ip4, d->up[0].src_ip);
+	ck_assert_uint_eq(m.local_comm_id, 0x2222);
+	ck_assert_uint_eq(m.remote_comm_id, 0x1111);
+	ck_assert_uint_eq(R2(d->r)->lanes_kept, 1);
+	ck_assert_uint_eq(R2(d->r)->lanes_closed, 0);
+	ck_assert_uint_eq(R2(d->r)->dreq_held, 1);
+	ck_assert_int_eq(remap_lane_info(d->r, sv->ip, 0, &li), 0);
+	ck_assert(li.open && li.kept && li.dreq_held);
+	ck_assert_uint_eq(li.bound, 1);
+	return lb;
+}
+
+/*
+ * The lane's owner disconnects (its CM DREQ) while another client rides
+ * the lane: the lane goes on for the rider (its requests stitched, its
+ * answers mapped, nobody told of a failure), the owner's DREQ is held
+ * and answered with a DREP (again for a retransmission), and once the
+ * rider is gone too the held DREQ goes to the server as it came.
+ * (Fails on the code before: the DREQ closed the lane and the rider was
+ * told its QP failed.)
+ */
+START_TEST(t_owner_disconnect_keeps_lane)
+{
+	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
+				   .keep_conns = true };
+	uint8_t dreq[512], f[512];
+	struct remap_emit emit[8];
+	struct dr d = { 0 };
+	struct roce_pkt q;
+	uint32_t len, dreq_len, n_emit, lb;
+
+	lb = kept_setup(&d, &sv, dreq, &dreq_len);
+	/* retransmitted: answered again, still held */
+	ck_assert_int_eq(dr_cm(&d, true, 0, 0x0015, 0x100, f, &len, emit, &n_emit), REMAP_DROP);
+	ck_assert_uint_eq(n_emit, 1);
+	ck_assert_uint_eq(R2(d.r)->dreq_held, 1);
+	ck_assert_uint_eq(R2(d.r)->drep_sent, 2);
+	/* client 1 goes on on the owner's server QP */
+	ck_assert_int_eq(dr_frame(&d, true, 1, 502, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.qpn, 0x100);
+	ck_assert_uint_eq(q.psn, lb + 1);
+	ck_assert_int_eq(dr_frame(&d, false, 0, lb + 1, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.qpn, 0x201);
+	ck_assert_uint_eq(q.psn, 502);
+	remap_tick(d.r, 2, emit, 8, &n_emit);
+	ck_assert_uint_eq(n_emit, 0);
+	ck_assert_uint_eq(R2(d.r)->dead_lane_told, 0);
+	/* client 1 disconnects from its own server QP (passed): the lane
+	 * closes, and the tick sends the held DREQ on, byte for byte */
+	ck_assert_int_eq(dr_cm(&d, true, 1, 0x0015, 0x101, f, &len, emit, &n_emit), REMAP_PASS);
+	ck_assert_uint_eq(n_emit, 0);
+	ck_assert_uint_eq(R2(d.r)->lanes_closed, 1);
+	remap_tick(d.r, 3, emit, 8, &n_emit);
+	ck_assert_uint_eq(n_emit, 1);
+	ck_assert(emit[0].to_server);
+	ck_assert_uint_eq(emit[0].len, dreq_len);
+	ck_assert_int_eq(memcmp(emit[0].buf, dreq, dreq_len), 0);
+	ck_assert_uint_eq(R2(d.r)->dreq_released, 1);
+	remap_tick(d.r, 4, emit, 8, &n_emit);
+	ck_assert_uint_eq(n_emit, 0);
+	remap_destroy(d.r);
+	rc_destroy(d.rc);
+}
+END_TEST
+
+/*
+ * What ends a kept lane at once: the server disconnecting its QP (the
+ * held DREQ is then not sent: the server ended it itself; the rider is
+ * told), or the owner's client QPN in a new CM REQ to the server (the
+ * lane's answers would be ambiguous: it closes, the held DREQ goes on).
+ * A DREQ with a bad ICRC holds nothing and answers nothing; an owner
+ * alone on its lane closes it and its DREQ passes.
+ */
+START_TEST(t_kept_lane_ends)
+{
+	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
+				   .keep_conns = true };
+	uint8_t dreq[512], f[512];
+	struct remap_emit emit[8];
+	struct asked fails = { 0 };
+	struct dr d = { 0 };
+	struct roce_pkt p;
+	uint32_t len, dreq_len, n_emit;
+
+	(void)kept_setup(&d, &sv, dreq, &dreq_len);
+	/* client 1's 502 out; then the end */
+	ck_assert_int_eq(dr_frame(&d, true, 1, 502, NULL, NULL), REMAP_MODIFIED);
+	if (_i == 0) {
+		ck_assert_int_eq(dr_cm(&d, false, 0, 0x0015, 0x200, f, &len, emit, &n_emit),
+				 REMAP_PASS);
+	} else {
+		ck_assert_int_eq(dr_cm(&d, true, 0, 0x0010, 0x200, f, &len, emit, &n_emit),
+				 REMAP_PASS);
+	}
+	ck_assert_uint_eq(R2(d.r)->lanes_closed, 1);
+	remap_tick(d.r, 2, emit, 8, &n_emit);
+	note_fails(&fails, emit, n_emit);
+	ck_assert_int_eq(fails.n, 1);
+	ck_assert_uint_eq(fails.qpn[0], 0x201);
+	ck_assert_uint_eq(fails.psn[0], 502);
+	ck_assert_uint_eq(R2(d.r)->dreq_released, _i == 0 ? 0 : 1);
+	remap_destroy(d.r);
+	rc_destroy(d.rc);
+
+	/* a bad DREQ; the owner alone */
+	memset(&d, 0, sizeof(d));
+	dr_open(&d, &sv);
+	len = cm_frame(f, &d.up[0], 0x0015, 0x1111, 0x2222, 0x100);
+	f[len - 1] ^= 1;
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_request(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
+					  &n_emit), REMAP_PASS);
+	ck_assert_uint_eq(n_emit, 0);
+	ck_assert_uint_eq(R2(d.r)->lanes_closed, 0);
+	ck_assert_int_eq(dr_cm(&d, true, 0, 0x0015, 0x100, f, &len, emit, &n_emit), REMAP_PASS);
+	ck_assert_uint_eq(n_emit, 0);
+	ck_assert_uint_eq(R2(d.r)->lanes_closed, 1);
+	ck_assert_uint_eq(R2(d.r)->lanes_kept, 0);
+	remap_destroy(d.r);
+	rc_destroy(d.rc);
+}
+END_TEST
+
 static Suite *
 remap_suite(void)
 {
@@ -1180,6 +1371,8 @@ remap_suite(void)
 	tcase_add_test(tc, t_drain_abandoned);
 	tcase_add_test(tc, t_closed_lane_tells);
 	tcase_add_test(tc, t_closed_lane_tells_at_next_request);
+	tcase_add_test(tc, t_owner_disconnect_keeps_lane);
+	tcase_add_loop_test(tc, t_kept_lane_ends, 0, 2);
 	tcase_add_loop_test(tc, t_restart, 0, 2);
 	tcase_add_loop_test(tc, t_random, 0, 6);
 	suite_add_tcase(s, tc);
