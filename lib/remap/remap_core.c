@@ -225,6 +225,7 @@ rmp_bind(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
 	rcn->lane = (uint32_t)(l - r->lanes);
 	rcn->bind_psn = rcn->next = rcn->acked = p->psn;
 	memcpy(rcn->mac, f + 6, 6);
+	rcn->sport = roce_ld16(f + p->l4_off);
 	l->bound++;
 	r->c.bound++;
 	return true;
@@ -261,6 +262,7 @@ rmp_drain_start(struct remap *r, const struct rc_conn *c, struct rmp_conn *rcn,
 	rcn->drain_kind = (p->oi->flags & ROCE_F_READ) ? RK_READ :
 			  (p->oi->flags & ROCE_F_ATOMIC) ? RK_ATOMIC : RK_ACKABLE;
 	memcpy(rcn->mac, f + 6, 6);
+	rcn->sport = roce_ld16(f + p->l4_off);
 	r->c.drains++;
 	return true;
 }

@@ -148,6 +148,8 @@ struct rmp_conn {
 	uint8_t draining, drain_kind;
 	uint32_t drain_psn;
 	uint8_t dead_told;    /* its lane closed, and it was told (rmp_tell_dead) */
+	uint16_t sport;       /* its requests' UDP source port (a lane moving
+			       * onto its own QP sends from it) */
 	uint32_t bind_psn;    /* first client PSN on the lane */
 	uint32_t next;        /* next client PSN expected on the lane */
 	uint32_t acked;       /* client PSNs before this are answered to it */
@@ -299,6 +301,10 @@ rmp_drained(const struct rmp_conn *rcn)
 struct rmp_lane *rmp_bind_drained(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn,
 				  int server);
 void rmp_lane_close(struct remap *r, struct rmp_lane *l);
+/* A fatal NAK at lane PSN L (the lane's server QP is in error) from the
+ * client at rc slot failed (RMP_NONE: nobody's): move the lane onto a
+ * rider's own server QP and recover there; false if none can host it. */
+bool rmp_lane_move(struct remap *r, struct rmp_lane *l, uint32_t L, uint32_t failed);
 /* c rides a closed lane (or one it lost): tell it, once, that its oldest
  * unanswered request failed (remap_core.c). */
 void rmp_tell_dead(struct remap *r, struct rmp_lane *l, struct rc_conn *c,

@@ -353,6 +353,33 @@ resp_read(struct resp_ctx *x, uint32_t L, struct rmp_stub *st)
 	return map_own(x, c, rcn, st->cpsn, st->cmsn);
 }
 
+/* A fatal NAK at L: the lane's server QP is in error.  It goes to L's
+ * client (its QP fails, as it would without swordd); the lane moves onto
+ * a rider's own QP and the others resend there (remap_move.c), or, with
+ * nobody to host it, closes.  Emitted frames (the asks, a no-op WRITE
+ * for L) leave before the NAK. */
+static enum remap_verdict
+resp_fatal(struct resp_ctx *x, uint32_t L, struct rmp_stub *st, struct rc_conn *c,
+	   struct rmp_conn *rcn)
+{
+	struct remap *r = x->r;
+	const uint32_t cpsn = st ? st->cpsn : 0;
+	const uint32_t msn = st == NULL ? 0 : (st->flags & RS_ENDS_MSG)
+		? roce_psn_add(st->cmsn, ROCE_PSN_MASK) : st->cmsn;
+
+	r->c.naks_fatal++;
+	if (rmp_lane_move(r, x->l, L, c ? st->conn : RMP_NONE))
+		rmp_prompt(r, x->l, x->emit, x->emit_cap, x->n_emit, true);
+	else
+		rmp_lane_close(r, x->l);
+	if (c == NULL) {
+		r->c.resp_orphan++;
+		return REMAP_DROP;
+	}
+	rcn->dead_told = 1;   /* this NAK tells it (rmp_tell_dead) */
+	return map_own(x, c, rcn, cpsn, msn);
+}
+
 static enum remap_verdict
 resp_nak(struct resp_ctx *x, uint32_t L, enum roce_aeth_kind kind, uint8_t code)
 {
@@ -383,18 +410,14 @@ resp_nak(struct resp_ctx *x, uint32_t L, enum roce_aeth_kind kind, uint8_t code)
 		l->prompted_set = c != NULL;
 		if (c == NULL)
 			rmp_prompt(r, l, x->emit, x->emit_cap, x->n_emit, true);
-	} else {
-		r->c.naks_fatal++;
-		rmp_lane_close(r, l);
+		if (c == NULL) {
+			r->c.resp_orphan++;
+			return REMAP_DROP;
+		}
+		return map_own(x, c, rcn, st->cpsn, (st->flags & RS_ENDS_MSG)
+			       ? roce_psn_add(st->cmsn, ROCE_PSN_MASK) : st->cmsn);
 	}
-	if (c == NULL) {
-		r->c.resp_orphan++;
-		return REMAP_DROP;
-	}
-	if (!recover)
-		rcn->dead_told = 1;   /* this NAK tells it (rmp_tell_dead) */
-	return map_own(x, c, rcn, st->cpsn, (st->flags & RS_ENDS_MSG)
-		       ? roce_psn_add(st->cmsn, ROCE_PSN_MASK) : st->cmsn);
+	return resp_fatal(x, L, st, c, rcn);
 }
 
 void

@@ -1112,22 +1112,19 @@ START_TEST(t_closed_lane_tells_at_next_request)
 {
 	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
 				   .keep_conns = true };
-	uint8_t f[256], aeth[4] = { roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_REMOTE_ACCESS) };
+	uint8_t f[256];
 	struct remap_emit emit[8];
 	struct asked fails = { 0 };
 	struct dr d = { 0 };
-	struct roce_pkt p, q;
-	uint32_t len, n_emit = 0, l0;
+	struct roce_pkt p;
+	uint32_t len, n_emit = 0, lb;
 
-	(void)dr_two_bound(&d, &sv);
-	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, &q), REMAP_MODIFIED);
-	l0 = q.psn;
-	/* the server fails client 0's 102: client 1's 501 before it is done
-	 * (ACKed to it), so client 1 waits for nothing */
-	len = rm_build(f, &d.down[0], ROCE_RC_ACKNOWLEDGE, l0, false, aeth, 4, NULL, 0);
-	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
-	ck_assert_int_eq(remap_on_response(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
-					   &n_emit), REMAP_MODIFIED);
+	lb = dr_two_bound(&d, &sv);
+	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, NULL), REMAP_MODIFIED);
+	/* client 1's 501 is done (ACKed to it), so client 1 waits for
+	 * nothing; then the owner's connection ends (the server closed it) */
+	ck_assert_int_eq(dr_frame(&d, false, 0, lb, NULL, NULL), REMAP_MODIFIED);
+	rc_close(d.rc, rc_find_req(d.rc, d.up[0].src_ip, sv.ip, 0x100), 1);
 	ck_assert_uint_eq(R2(d.r)->lanes_closed, 1);
 	remap_tick(d.r, 2, emit, 8, &n_emit);
 	note_fails(&fails, emit, n_emit);
@@ -1150,6 +1147,94 @@ START_TEST(t_closed_lane_tells_at_next_request)
 	ck_assert_int_eq(fails.n, 1);
 	ck_assert_uint_eq(fails.qpn[0], 0x201);
 	ck_assert_uint_eq(fails.psn[0], 502);
+	remap_destroy(d.r);
+	rc_destroy(d.rc);
+}
+END_TEST
+
+/*
+ * A fatal NAK on a lane (here the owner's own request, a remote access
+ * error) breaks the lane's server QP, not the other clients: the NAK goes
+ * to the owner; the lane moves onto client 1's own server QP (0x101, idle
+ * at its binding PSN 501 since it bound), lane PSNs from the NAK on
+ * renumbered from there: the owner's NAKed PSN filled with a zero-length
+ * WRITE, client 1 acknowledged up to the NAK and asked to resend its 502,
+ * which then rides QP 0x101 at PSN 502, its answer mapped back.  Nobody
+ * else is told of a failure.  (Fails on the code before: the lane closed
+ * and client 1 was told its QP failed.)
+ */
+START_TEST(t_fatal_nak_moves_lane)
+{
+	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
+				   .keep_conns = true };
+	uint8_t f[256], aeth[4] = { roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_REMOTE_ACCESS) };
+	struct remap_emit emit[8];
+	struct asked fails = { 0 };
+	struct dr d = { 0 };
+	struct roce_pkt p, q;
+	uint32_t len, n_emit = 0, lb, l0;
+	bool acked = false, filled = false, asked = false;
+
+	lb = dr_two_bound(&d, &sv);                  /* client 1's 501 at lb */
+	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, &q), REMAP_MODIFIED);
+	l0 = q.psn;
+	ck_assert_uint_eq(l0, lb + 1);
+	ck_assert_int_eq(dr_frame(&d, true, 1, 502, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.psn, l0 + 1);
+	/* the server fails the owner's 102 */
+	len = rm_build(f, &d.down[0], ROCE_RC_ACKNOWLEDGE, l0, false, aeth, 4, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_response(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
+					   &n_emit), REMAP_MODIFIED);
+	ck_assert_uint_eq(p.qpn, 0x200);             /* the NAK: the owner's */
+	ck_assert_uint_eq(p.psn, 102);
+	ck_assert_uint_eq(R2(d.r)->lanes_moved, 1);
+	ck_assert_uint_eq(R2(d.r)->lanes_closed, 0);
+	for (uint32_t i = 0; i < n_emit; i++) {
+		uint8_t syn;
+
+		ck_assert_int_eq(roce_parse(emit[i].buf, emit[i].len, &q), ROCE_OK);
+		ck_assert(roce_icrc_verify(emit[i].buf, &q));
+		if (emit[i].to_server) {                 /* the no-op at 501 */
+			ck_assert_uint_eq(q.opcode, ROCE_RC_WRITE_ONLY);
+			ck_assert_uint_eq(q.qpn, 0x101);
+			ck_assert_uint_eq(q.psn, 501);
+			ck_assert_uint_eq(q.src_ip4, d.up[1].src_ip);
+			ck_assert_int_eq(memcmp(emit[i].buf + 6, d.up[1].src_mac, 6), 0);
+			filled = true;
+			continue;
+		}
+		ck_assert_uint_eq(q.qpn, 0x201);
+		syn = roce_get_syndrome(emit[i].buf, &q);
+		if (roce_syndrome_kind(syn) == ROCE_AETH_ACK) {
+			ck_assert_uint_eq(q.psn, 501);   /* the NAK acknowledged it */
+			acked = true;
+		} else {
+			ck_assert_uint_eq(syn, roce_syndrome_make(ROCE_AETH_NAK,
+								  ROCE_NAK_PSN_SEQ_ERR));
+			ck_assert_uint_eq(q.psn, 502);   /* asked to resend */
+			asked = true;
+		}
+	}
+	ck_assert(acked && filled && asked);
+	/* its resend rides its own QP now, at the renumbered PSN */
+	ck_assert_int_eq(dr_frame(&d, true, 1, 502, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.qpn, 0x101);
+	ck_assert_uint_eq(q.psn, 502);
+	ck_assert_uint_eq(q.src_ip4, d.up[1].src_ip);
+	/* QP 0x101 answers both (coalesced): client 1's 502 */
+	ck_assert_int_eq(dr_frame(&d, false, 1, 502, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.qpn, 0x201);
+	ck_assert_uint_eq(q.psn, 502);
+	ck_assert_int_eq(dr_frame(&d, true, 1, 503, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.qpn, 0x101);
+	ck_assert_uint_eq(q.psn, 503);
+	/* the owner's QP failed: its requests are dropped, nobody is told */
+	ck_assert_int_eq(dr_frame(&d, true, 0, 103, NULL, NULL), REMAP_DROP);
+	remap_tick(d.r, 2, emit, 8, &n_emit);
+	note_fails(&fails, emit, n_emit);
+	ck_assert_int_eq(fails.n, 0);
+	ck_assert_uint_eq(R2(d.r)->dead_lane_told, 0);
 	remap_destroy(d.r);
 	rc_destroy(d.rc);
 }
@@ -1371,6 +1456,7 @@ remap_suite(void)
 	tcase_add_test(tc, t_drain_abandoned);
 	tcase_add_test(tc, t_closed_lane_tells);
 	tcase_add_test(tc, t_closed_lane_tells_at_next_request);
+	tcase_add_test(tc, t_fatal_nak_moves_lane);
 	tcase_add_test(tc, t_owner_disconnect_keeps_lane);
 	tcase_add_loop_test(tc, t_kept_lane_ends, 0, 2);
 	tcase_add_loop_test(tc, t_restart, 0, 2);

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * remap_move.c — a lane survives a fatal NAK by moving onto a rider's
+ * own server QP.
+ *
+ * Why: a remote access, invalid request or remote operational NAK puts
+ * the server's QP in error.  The request NAKed was one client's fault,
+ * but the lane carries everyone: closed, every rider would lose what it
+ * had outstanding and have to reconnect.  The NAK is an exact boundary:
+ * the server executed every lane PSN before L (the NAK acknowledges them)
+ * and nothing from L on (its QP executes nothing more).  And every rider
+ * still has its own server QP, idle since it bound, expecting exactly
+ * that rider's binding PSN (it bound with nothing outstanding; later
+ * retransmissions of earlier PSNs only ever reach it as duplicates).
+ *
+ * So the lane moves there: its identity (server QPN, client address, MAC,
+ * UDP source port) becomes the host's; lane PSNs from L on are renumbered
+ * to start at the host's binding PSN (the stub ring rotated, each moved
+ * stub's reverse entry too); and the lane recovers as after a sequence
+ * NAK (remap_resp.c rmp_prompt): each client is asked, in lane order, to
+ * resend from its first PSN at or after L; the failed client, which gets
+ * the fatal NAK itself (its QP goes to error, as without swordd), and
+ * anyone else who will not resend, is filled with zero-length WRITEs.
+ * Nothing is executed twice: PSNs before L are not sent again, those
+ * from L on were never executed.
+ *
+ * Who cannot move: a client with a real atomic before L whose answer was
+ * lost (the new QP cannot replay it) is told its QP failed, as on a
+ * closed lane.  No rider to host the lane (the owner alone, or everyone
+ * else failed): the lane closes as before.
+ */
+#include <string.h>
+
+#include "remap_internal.h"
+
+/* A rider of l that can host it: alive, bound, not the failed client,
+ * not the lane's own (broken) QP, one-sided only. */
+static int32_t
+pick_host(struct remap *r, const struct rmp_lane *l, uint32_t failed)
+{
+	const uint32_t k = (uint32_t)(l - r->lanes);
+
+	for (uint32_t i = 0; i < rc_capacity(r->rc); i++) {
+		const struct rmp_conn *rcn = &r->conns[i];
+		const struct rc_conn *c = rc_at(r->rc, i);
+
+		if (c == NULL || rcn->inc != c->incarnation || rcn->state != RC_BOUND ||
+		    rcn->lane != k || i == failed || rcn->two_sided || !c->paired ||
+		    (c->cl_ip == l->cl_ip && c->cl_qpn == l->cl_qpn) ||
+		    (i == l->owner && c->incarnation == l->owner_inc))
+			continue;
+		return (int32_t)i;
+	}
+	return -1;
+}
+
+/* Clients with a real atomic the old QP executed and whose answer was
+ * lost (before L): they cannot be answered any more. */
+static void
+lose_unanswered_atomics(struct remap *r, struct rmp_lane *l, uint32_t L)
+{
+	for (uint32_t k = 0; k <= r->ring_mask; k++) {
+		struct rmp_stub *st = &l->stubs[k];
+		struct rmp_conn *rcn;
+
+		if (st->inc == 0 || st->kind != RK_ATOMIC || (st->flags & RS_ANSWERED) ||
+		    roce_psn_diff(st->lpsn, L) >= 0 || roce_psn_diff(st->lpsn, l->start) < 0 ||
+		    rmp_stub_client(r, st, &rcn) == NULL)
+			continue;
+		rcn->state = RC_LOST;
+		r->dead_pending = true;
+	}
+}
+
+static void
+reverse(struct rmp_stub *s, uint32_t n)
+{
+	for (uint32_t i = 0, j = n - 1; n && i < j; i++, j--) {
+		struct rmp_stub t = s[i];
+
+		s[i] = s[j];
+		s[j] = t;
+	}
+}
+
+/* Lane PSNs [L, next) become [L + delta, next + delta): each stub to its
+ * new slot (the ring rotated by delta), retagged; every other stub is
+ * dropped (answered, or a retired PSN of the old QP). */
+static void
+renumber(struct remap *r, struct rmp_lane *l, uint32_t L, uint32_t delta)
+{
+	const uint32_t n = r->ring_mask + 1, d = delta & r->ring_mask;
+
+	/* reverse entries first, while stubs still describe them */
+	for (uint32_t q = L; roce_psn_diff(q, l->next) < 0; q = roce_psn_add(q, 1)) {
+		struct rmp_stub *st = rmp_stub_get(r, l, q);
+		struct rmp_conn *rcn;
+		struct rmp_rev *rv;
+
+		if (st != NULL && rmp_stub_client(r, st, &rcn) != NULL &&
+		    (rv = rmp_rev_of(r, rcn, st)) != NULL)
+			rv->lpsn = roce_psn_add(q, delta);
+	}
+	/* rotate right by d: slot j goes to (j + d) mod n */
+	reverse(l->stubs, n);
+	reverse(l->stubs, d);
+	reverse(l->stubs + d, n - d);
+	l->rd_out = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		struct rmp_stub *st = &l->stubs[k];
+
+		if (st->inc == 0 || roce_psn_diff(st->lpsn, L) < 0 ||
+		    roce_psn_diff(st->lpsn, l->next) >= 0) {
+			memset(st, 0, sizeof(*st));
+			continue;
+		}
+		st->lpsn = roce_psn_add(st->lpsn, delta);
+		st->flags &= (uint8_t)~RS_REACK;
+		/* a READ or atomic to send again holds a responder resource */
+		if (st->kind != RK_ACKABLE && (st->flags & RS_ENDS_MSG) &&
+		    !(st->flags & RS_RELEASED))
+			l->rd_out++;
+	}
+	l->reack = 0;
+	l->unans_set = 0;
+}
+
+/* The lane takes the host's identity: what its server QP checks. */
+static void
+take_identity(struct remap *r, struct rmp_lane *l, const struct rc_conn *h,
+	      const struct rmp_conn *hn)
+{
+	uint8_t *t = l->rtmpl;
+	uint32_t rr = h->by_cm && h->cm_responder_resources
+		? h->cm_responder_resources : r->prm.responder_resources;
+
+	l->cl_ip = h->cl_ip;
+	l->cl_qpn = h->cl_qpn;
+	l->srv_qpn = h->srv_qpn;
+	memcpy(l->cl_mac, hn->mac, 6);
+	l->sport = hn->sport;
+	l->owner = rc_index(r->rc, h);
+	l->owner_inc = h->incarnation;
+	l->rd_max = rr ? rr : 1;
+	/* the no-op WRITE template: the host's source (roce_build_zero_write
+	 * sets lengths, checksum and the destination QPN) */
+	if (l->rtmpl_len) {
+		memcpy(t + 6, hn->mac, 6);
+		memcpy(t + l->rt_l3 + 12, &h->cl_ip, 4);
+		roce_st16(t + l->rt_l4, hn->sport);
+	}
+}
+
+bool
+rmp_lane_move(struct remap *r, struct rmp_lane *l, uint32_t L, uint32_t failed)
+{
+	const int32_t host = pick_host(r, l, failed);
+	struct rmp_conn *hn, *fn;
+	struct rc_conn *h;
+	uint32_t delta;
+
+	if (host < 0 || l->tmpl_len == 0)
+		return false;
+	h = rc_at(r->rc, (uint32_t)host);
+	hn = &r->conns[host];
+	if (failed != RMP_NONE) {
+		fn = &r->conns[failed];
+		fn->state = RC_LOST;        /* told by the NAK itself */
+		fn->waiting = 0;
+		if (l->msg_conn == failed)
+			l->msg_open = 0;    /* its message will not go on */
+		if (l->resv_set && l->resv_conn == failed)
+			l->resv_set = 0;
+	}
+	lose_unanswered_atomics(r, l, L);
+	delta = roce_psn_add(hn->bind_psn, (ROCE_PSN_MASK + 1 - L) & ROCE_PSN_MASK);
+	renumber(r, l, L, delta);
+	take_identity(r, l, h, hn);
+	/* the old QP is in error: a held DREQ of its owner may go now */
+	if (l->kept) {
+		l->kept = 0;
+		if (l->dreq_len) {
+			l->dreq_due = 1;
+			r->dreq_pending = true;
+		}
+	}
+	l->start = l->una = l->resend = hn->bind_psn;
+	l->next = roce_psn_add(l->next, delta);
+	l->recovering = roce_psn_diff(l->resend, l->next) < 0;
+	l->prompted_set = 0;
+	r->c.lanes_moved++;
+	return true;
+}
