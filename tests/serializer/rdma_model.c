@@ -258,6 +258,17 @@ atomic_apply(uint8_t opcode, const uint8_t *eth, uint64_t old)
 	}
 }
 
+/* A remote access or invalid request NAK: with qp_errors, the QP is in
+ * error from now on (as an RNIC's, or rxe's), executing nothing more. */
+static void
+nak_fatal(struct rm_responder *r, struct rm_resp_qp *q, struct rm_queue *out,
+	  uint32_t psn, uint8_t code)
+{
+	send_aeth(q, out, ROCE_RC_ACKNOWLEDGE, psn, SYN_NAK(code), q->msn, NULL, NULL, 0);
+	if (r->qp_errors)
+		q->err = true;
+}
+
 void
 rm_responder_rx(struct rm_responder *r, const uint8_t *frame, uint32_t len,
 		struct rm_queue *out)
@@ -279,6 +290,11 @@ rm_responder_rx(struct rm_responder *r, const uint8_t *frame, uint32_t len,
 		if (r->qps[i].qpn == p.qpn)
 			q = &r->qps[i];
 	if (q == NULL || !roce_icrc_verify(f, &p)) {
+		r->dropped++;
+		return;
+	}
+	if (q->err) {
+		r->err_dropped++;
 		r->dropped++;
 		return;
 	}
@@ -346,8 +362,7 @@ rm_responder_rx(struct rm_responder *r, const uint8_t *frame, uint32_t len,
 		if (l != (uint32_t)(p.payload_len - p.pad) ||
 		    (l && !in_mr(r, va, l, rk)) ||
 		    (l && va < r->wr_deny_hi && va + l > r->wr_deny_lo)) {
-			send_aeth(q, out, ROCE_RC_ACKNOWLEDGE, p.psn,
-				  SYN_NAK(ROCE_NAK_REMOTE_ACCESS), q->msn, NULL, NULL, 0);
+			nak_fatal(r, q, out, p.psn, ROCE_NAK_REMOTE_ACCESS);
 			return;
 		}
 		for (uint32_t o = 0; o < l; o += 8) {
@@ -385,8 +400,7 @@ rm_responder_rx(struct rm_responder *r, const uint8_t *frame, uint32_t len,
 		uint32_t l = get32(reth + 12);
 
 		if (!in_mr(r, va, l, get32(reth + 8)) || l > 64) {
-			send_aeth(q, out, ROCE_RC_ACKNOWLEDGE, p.psn,
-				  SYN_NAK(ROCE_NAK_REMOTE_ACCESS), q->msn, NULL, NULL, 0);
+			nak_fatal(r, q, out, p.psn, ROCE_NAK_REMOTE_ACCESS);
 			return;
 		}
 		r->executed++;
@@ -402,13 +416,11 @@ rm_responder_rx(struct rm_responder *r, const uint8_t *frame, uint32_t len,
 		uint64_t va = get64(eth), old, nv;
 
 		if (va & 7) {
-			send_aeth(q, out, ROCE_RC_ACKNOWLEDGE, p.psn,
-				  SYN_NAK(ROCE_NAK_INVALID_REQ), q->msn, NULL, NULL, 0);
+			nak_fatal(r, q, out, p.psn, ROCE_NAK_INVALID_REQ);
 			return;
 		}
 		if (!in_mr(r, va, 8, get32(eth + 8))) {
-			send_aeth(q, out, ROCE_RC_ACKNOWLEDGE, p.psn,
-				  SYN_NAK(ROCE_NAK_REMOTE_ACCESS), q->msn, NULL, NULL, 0);
+			nak_fatal(r, q, out, p.psn, ROCE_NAK_REMOTE_ACCESS);
 			return;
 		}
 		old = rm_mem_get(r, va);
@@ -428,8 +440,7 @@ rm_responder_rx(struct rm_responder *r, const uint8_t *frame, uint32_t len,
 		return;
 	}
 	/* anything else: invalid request for this model */
-	send_aeth(q, out, ROCE_RC_ACKNOWLEDGE, p.psn, SYN_NAK(ROCE_NAK_INVALID_REQ),
-		  q->msn, NULL, NULL, 0);
+	nak_fatal(r, q, out, p.psn, ROCE_NAK_INVALID_REQ);
 }
 
 uint32_t

@@ -69,6 +69,7 @@ struct rm_resp_qp {
 	uint32_t epsn, msn;
 	bool nak_sent;
 	bool ack_due;             /* coalescing: an ACK owed for epsn-1 */
+	bool err;                 /* in error after a fatal NAK (qp_errors) */
 	struct rm_replay replay[RM_REPLAY];
 };
 
@@ -97,12 +98,16 @@ struct rm_responder {
 	 * does that only to requests that need a receive buffer; here any
 	 * request, to drive a NAK that acknowledges everything before it. */
 	uint32_t rnr_every, rnr_count;
+	/* a QP that sent a remote access or invalid request NAK goes to
+	 * error and drops every later request (err_dropped), as an RNIC's */
+	bool qp_errors;
 	rm_exec_cb on_exec;
 	void *ctx;
 	uint32_t cur_psn;         /* PSN of the request being executed (on_exec) */
 	/* statistics */
 	uint64_t executed, duplicates, seq_naks, dropped, atomics, writes, rnr_naks;
 	uint64_t wrong_peer;      /* RC request from another address than the QP's peer */
+	uint64_t err_dropped;     /* request to a QP in error */
 };
 
 int rm_responder_init(struct rm_responder *r, uint32_t ip, uint64_t base,

@@ -1241,6 +1241,73 @@ START_TEST(t_fatal_nak_moves_lane)
 END_TEST
 
 /*
+ * The same in the closed loop, with a responder whose QP goes to error at
+ * a fatal NAK (as an RNIC's: everything after it dropped, err_dropped):
+ * 4 Sherman clients on one lane; once client F (_i: the lane's owner, or
+ * another) has finished its sections, it WRITEs where the server refuses
+ * it (remote access).  Its QP fails (that NAK, once); the lane moves onto
+ * another rider's QP and the others finish every section, with lock
+ * safety, memory equal to the shadow and every frame valid: what the dead
+ * QP dropped is executed once, on the new one.  _i 2, 3: with atomic
+ * replacement.  (Fails on the code before: the others' QPs failed.)
+ */
+START_TEST(t_fatal_nak_closed_loop)
+{
+	struct sim s;
+	struct remap_lane_info li;
+	char name[64];
+	int F, owner = -1;
+	uint64_t steps = 0;
+
+	snprintf(name, sizeof(name), "remap-fatal-move-%d", _i);
+	init(&s, 4, _i >= 2, true, 1, name);
+	s.srv.qp_errors = true;
+	sim_sherman_start(&s, 3, lock_va(2));
+	ck_assert(sim_run(&s, 2000000, 200));
+	ck_assert_uint_eq(R(&s)->bound, 4);
+	ck_assert_int_eq(remap_lane_info(s.remap, SIM_SERVER_IP, 0, &li), 0);
+	for (int i = 0; i < 4; i++)
+		if (li.cl_qpn == SIM_CL_QPN(i))
+			owner = i;
+	ck_assert_int_ge(owner, 0);
+	F = _i % 2 == 0 ? owner : (owner + 1) % 4;
+	s.srv.wr_deny_lo = SIM_DATA + 512;
+	s.srv.wr_deny_hi = SIM_DATA + 520;
+	for (int i = 0; i < 4; i++)
+		s.acquired[i] = i == F ? 13 : 0;
+	sim_sherman_start(&s, 15, lock_va(2));
+	/* as sim_run does, until F is done: coalesced ACKs flushed when the
+	 * network is quiet, clients timed out when nothing is left */
+	while (s.acquired[F] < 15 || rm_client_outstanding(&s.cl[F])) {
+		ck_assert_uint_lt(steps++, 2000000);
+		if (sim_step(&s) || rm_responder_flush(&s.srv, &s.q[Q_M2S]))
+			continue;
+		ck_assert_uint_lt(s.timeouts++, 200);
+		s.now += 100000;
+		for (int i = 0; i < 4; i++)
+			rm_client_timeout(&s.cl[i], &s.q[Q_C2S]);
+	}
+	ck_assert_int_lt(s.acquired[0] + s.acquired[1] + s.acquired[2] + s.acquired[3], 4 * 15);
+	rm_client_post(&s.cl[F], &(struct rm_op){ .type = RM_WRITE, .va = SIM_DATA + 512,
+						  .len = 8, .ackreq = true }, &s.q[Q_C2S]);
+	ck_assert(sim_run(&s, 4000000, 400));
+	dump(__func__, &s);
+	fprintf(stderr, "  owner %d failed %d: err_dropped=%llu\n", owner, F,
+		(unsigned long long)s.srv.err_dropped);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(s.acquired[i], 15);
+	ck_assert_uint_eq(s.cl[F].errors, 1);
+	ck_assert_msg(strstr(s.cl[F].err[0], "NAK code 2") != NULL, "%s", s.cl[F].err[0]);
+	s.cl[F].errors = 0;
+	ck_assert_uint_eq(R(&s)->naks_fatal, 1);
+	ck_assert_uint_eq(R(&s)->lanes_moved, 1);
+	ck_assert_uint_eq(R(&s)->lanes_closed, 0);
+	ck_assert_uint_eq(R(&s)->dead_lane_told, 0);
+	finish(&s);
+}
+END_TEST
+
+/*
  * A CM message from a (Linux's layout: the capture's DREQ,
  * shared/captures/rcuckoo-connectx.pcap frame 21): a UD SEND to QP1, DETH
  * with the GSI Q_Key, a MAD of class 7.  DREQ: to the QP qpn; REQ: from
@@ -1457,6 +1524,7 @@ remap_suite(void)
 	tcase_add_test(tc, t_closed_lane_tells);
 	tcase_add_test(tc, t_closed_lane_tells_at_next_request);
 	tcase_add_test(tc, t_fatal_nak_moves_lane);
+	tcase_add_loop_test(tc, t_fatal_nak_closed_loop, 0, 4);
 	tcase_add_test(tc, t_owner_disconnect_keeps_lane);
 	tcase_add_loop_test(tc, t_kept_lane_ends, 0, 2);
 	tcase_add_loop_test(tc, t_restart, 0, 2);
