@@ -101,6 +101,7 @@ struct rmp_lane {
 	 * rode the lane.  Its DREQ is held, answered with a DREP, and sent on
 	 * once the lane closes (dreq_due: by remap_tick); owner is RMP_NONE. */
 	uint8_t kept;
+	uint8_t moved;        /* moved onto a rider's QP (remap_move.c) */
 	uint8_t dreq_due;
 	uint16_t dreq_len;    /* 0: none held */
 	uint8_t dreq[REMAP_EMIT_BUF];

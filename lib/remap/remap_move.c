@@ -54,6 +54,18 @@ pick_host(struct remap *r, const struct rmp_lane *l, uint32_t failed)
 	return -1;
 }
 
+/* rcn's QP failed (the NAK told it) or cannot go on: off the lane, its
+ * stubs nobody's (rmp_stub_client), its later requests dropped. */
+static void
+lose(struct remap *r, struct rmp_lane *l, struct rmp_conn *rcn)
+{
+	rcn->state = RC_LOST;
+	rcn->waiting = 0;
+	if (l->bound)
+		l->bound--;
+	r->dead_pending = true;
+}
+
 /* Clients with a real atomic the old QP executed and whose answer was
  * lost (before L): they cannot be answered any more. */
 static void
@@ -67,8 +79,7 @@ lose_unanswered_atomics(struct remap *r, struct rmp_lane *l, uint32_t L)
 		    roce_psn_diff(st->lpsn, L) >= 0 || roce_psn_diff(st->lpsn, l->start) < 0 ||
 		    rmp_stub_client(r, st, &rcn) == NULL)
 			continue;
-		rcn->state = RC_LOST;
-		r->dead_pending = true;
+		lose(r, l, rcn);
 	}
 }
 
@@ -165,8 +176,7 @@ rmp_lane_move(struct remap *r, struct rmp_lane *l, uint32_t L, uint32_t failed)
 	hn = &r->conns[host];
 	if (failed != RMP_NONE) {
 		fn = &r->conns[failed];
-		fn->state = RC_LOST;        /* told by the NAK itself */
-		fn->waiting = 0;
+		lose(r, l, fn);             /* told by the NAK itself */
 		if (l->msg_conn == failed)
 			l->msg_open = 0;    /* its message will not go on */
 		if (l->resv_set && l->resv_conn == failed)
@@ -188,6 +198,7 @@ rmp_lane_move(struct remap *r, struct rmp_lane *l, uint32_t L, uint32_t failed)
 	l->next = roce_psn_add(l->next, delta);
 	l->recovering = roce_psn_diff(l->resend, l->next) < 0;
 	l->prompted_set = 0;
+	l->moved = 1;
 	r->c.lanes_moved++;
 	return true;
 }

@@ -483,7 +483,8 @@ lane_sent(int k, const uint8_t *out, const struct roce_pkt *p, uint32_t cl_ip,
 	if (g->tainted)
 		return;
 	if (!g->started) {
-		REF_ASSERT(p->psn == W.r->lanes[k].start && cl_qpn != 0,
+		/* a moved lane may start with a filler: the NAKed PSN */
+		REF_ASSERT(p->psn == W.r->lanes[k].start && (cl_qpn != 0 || W.r->lanes[k].moved),
 			   "I2: a lane's first request is not at its start", out, p->frame_len);
 		g->started = true;
 		g->next = p->psn;
@@ -586,10 +587,14 @@ check_to_client(const uint8_t *out, const struct roce_pkt *p, int lane)
 {
 	struct rc_conn *c = rc_find_resp(W.rc, p->src_ip4, p->dst_ip4, p->qpn);
 	struct rmp_conn *rcn = view_of(c);
-	bool nak = roce_has(p->oi, ROCE_HDR_AETH) &&
-		   roce_syndrome_kind(roce_get_syndrome(out, p)) != ROCE_AETH_ACK;
+	const uint8_t syn = roce_has(p->oi, ROCE_HDR_AETH) ? roce_get_syndrome(out, p) : 0;
+	bool nak = roce_has(p->oi, ROCE_HDR_AETH) && roce_syndrome_kind(syn) != ROCE_AETH_ACK;
+	/* the server's fatal NAK: its client's QP fails, and the lane moved
+	 * on without it (remap_move.c) */
+	bool fatal = nak && roce_syndrome_kind(syn) == ROCE_AETH_NAK &&
+		     roce_syndrome_value(syn) != ROCE_NAK_PSN_SEQ_ERR;
 
-	REF_ASSERT(rcn != NULL && rcn->state == RC_BOUND,
+	REF_ASSERT(rcn != NULL && (rcn->state == RC_BOUND || (fatal && rcn->state == RC_LOST)),
 		   "a lane's answer for no bound connection", out, p->frame_len);
 	REF_ASSERT(lane < 0 || rcn->lane == (uint32_t)lane,
 		   "a lane's answer for a client of another lane", out, p->frame_len);
