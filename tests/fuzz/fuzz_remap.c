@@ -435,10 +435,14 @@ log_of(int k)
 	struct lane_log *g = &W.log[k];
 
 	if (g->owner != l->owner || g->owner_inc != l->owner_inc) {
-		g->epoch = ++epoch;
+		/* kept for its riders after its owner left (remap_cm.c): the
+		 * same server QP, the same life */
+		if (!(l->kept && l->owner == RMP_NONE)) {
+			g->epoch = ++epoch;
+			g->started = g->tainted = false;
+		}
 		g->owner = l->owner;
 		g->owner_inc = l->owner_inc;
-		g->started = g->tainted = false;
 	}
 	return g;
 }
@@ -641,6 +645,38 @@ check_dead_tell(const uint8_t *out, const struct roce_pkt *p)
 	return true;
 }
 
+/*
+ * The RDMA CM messages remapping creates (remap_cm.c): to a server, only
+ * a DREQ a client sent (held, now released); to a client, only the DREP
+ * answering the DREQ of this very call (its sender, its communication IDs
+ * swapped).
+ */
+FUZZ_ORACLE static void
+check_cm_emit(const uint8_t *in, uint32_t len, const struct remap_emit *e,
+	      const struct roce_pkt *p)
+{
+	struct rc_cm_msg m, mi;
+	struct roce_pkt pi;
+	uint8_t buf[FZ_FRAME_MAX];
+
+	REF_ASSERT(rc_cm_parse(e->buf, p, &m) == 0 && !e->after,
+		   "swordd sent a malformed CM message", e->buf, e->len);
+	if (e->to_server) {
+		REF_ASSERT(m.kind == RC_CM_DREQ && remap_is_server(W.r, p->dst_ip4),
+			   "swordd sent a server a CM message other than a held DREQ",
+			   e->buf, e->len);
+		return;
+	}
+	REF_ASSERT(m.kind == RC_CM_DREP && in != NULL && len <= sizeof(buf),
+		   "swordd sent a client a CM message other than a DREP", e->buf, e->len);
+	memcpy(buf, in, len);
+	REF_ASSERT(roce_parse(buf, len, &pi) == ROCE_OK && rc_cm_parse(buf, &pi, &mi) == 0 &&
+		   mi.kind == RC_CM_DREQ && pi.src_ip4 == p->dst_ip4 &&
+		   pi.dst_ip4 == p->src_ip4 && mi.local_comm_id == m.remote_comm_id &&
+		   mi.remote_comm_id == m.local_comm_id,
+		   "a DREP that does not answer the call's DREQ", e->buf, e->len);
+}
+
 /* Remapping's emitted frames, judged against the state remapping left
  * (before the serializer stacked behind it sees anything: it may age a
  * connection meanwhile). */
@@ -664,6 +700,10 @@ check_emitted(const uint8_t *in, uint32_t len, const struct remap_emit *e, uint3
 			REF_ASSERT(++n_after == 1 && !e[k].to_server,
 				   "more than one frame to leave after", e[k].buf, e[k].len);
 			check_drained_ask(e[k].buf, &p);
+			continue;
+		}
+		if (rc_cm_is_cm(e[k].buf, &p)) {
+			check_cm_emit(in, len, &e[k], &p);
 			continue;
 		}
 		if (e[k].to_server) {

@@ -1170,6 +1170,7 @@ START_TEST(t_fatal_nak_moves_lane)
 	uint8_t f[256], aeth[4] = { roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_REMOTE_ACCESS) };
 	struct remap_emit emit[8];
 	struct asked fails = { 0 };
+	struct remap_lane_info li;
 	struct dr d = { 0 };
 	struct roce_pkt p, q;
 	uint32_t len, n_emit = 0, lb, l0;
@@ -1190,6 +1191,11 @@ START_TEST(t_fatal_nak_moves_lane)
 	ck_assert_uint_eq(p.psn, 102);
 	ck_assert_uint_eq(R2(d.r)->lanes_moved, 1);
 	ck_assert_uint_eq(R2(d.r)->lanes_closed, 0);
+	ck_assert_int_eq(remap_lane_info(d.r, sv.ip, 0, &li), 0);
+	ck_assert(li.open && li.recovering);
+	ck_assert_uint_eq(li.srv_qpn, 0x101);
+	ck_assert_uint_eq(li.cl_qpn, 0x201);
+	ck_assert_uint_eq(li.bound, 1);               /* the owner is off it */
 	for (uint32_t i = 0; i < n_emit; i++) {
 		uint8_t syn;
 
