@@ -593,12 +593,14 @@ check_to_client(const uint8_t *out, const struct roce_pkt *p, int lane)
 	struct rmp_conn *rcn = view_of(c);
 	const uint8_t syn = roce_has(p->oi, ROCE_HDR_AETH) ? roce_get_syndrome(out, p) : 0;
 	bool nak = roce_has(p->oi, ROCE_HDR_AETH) && roce_syndrome_kind(syn) != ROCE_AETH_ACK;
-	/* the server's fatal NAK: its client's QP fails, and the lane moved
-	 * on without it (remap_move.c) */
-	bool fatal = nak && roce_syndrome_kind(syn) == ROCE_AETH_NAK &&
-		     roce_syndrome_value(syn) != ROCE_NAK_PSN_SEQ_ERR;
+	/* the server's fatal NAK, and the ACKs it implies before it: that
+	 * client's QP fails, and the lane moved on without it (remap_move.c) */
+	bool moved_off = rcn != NULL && rcn->state == RC_LOST && rcn->lane < W.r->n_lanes &&
+			 W.r->lanes[rcn->lane].moved &&
+			 (!nak || (roce_syndrome_kind(syn) == ROCE_AETH_NAK &&
+				   roce_syndrome_value(syn) != ROCE_NAK_PSN_SEQ_ERR));
 
-	REF_ASSERT(rcn != NULL && (rcn->state == RC_BOUND || (fatal && rcn->state == RC_LOST)),
+	REF_ASSERT(rcn != NULL && (rcn->state == RC_BOUND || moved_off),
 		   "a lane's answer for no bound connection", out, p->frame_len);
 	REF_ASSERT(lane < 0 || rcn->lane == (uint32_t)lane,
 		   "a lane's answer for a client of another lane", out, p->frame_len);
