@@ -24,9 +24,9 @@
  * Nothing is executed twice: PSNs before L are not sent again, those
  * from L on were never executed.
  *
- * Who cannot move: a client with a real atomic before L whose answer was
- * lost (the new QP cannot replay it) is told its QP failed, as on a
- * closed lane.  No rider to host the lane (the owner alone, or everyone
+ * Who cannot move: a client with a READ or real atomic before L whose
+ * answer was lost (the new QP cannot answer it again) is told its QP
+ * failed, as on a closed lane.  No rider to host the lane (the owner alone, or everyone
  * else failed): the lane closes as before.
  */
 #include <string.h>
@@ -66,16 +66,19 @@ lose(struct remap *r, struct rmp_lane *l, struct rmp_conn *rcn)
 	r->dead_pending = true;
 }
 
-/* Clients with a real atomic the old QP executed and whose answer was
- * lost (before L): they cannot be answered any more. */
+/* Clients with a READ or real atomic the old QP executed and whose
+ * answer was lost (before L): the old QP would have answered their
+ * retransmission from its responder resources; the new one never saw
+ * it, and the lane would wait for their answers before asking them to
+ * resend.  They cannot go on. */
 static void
-lose_unanswered_atomics(struct remap *r, struct rmp_lane *l, uint32_t L)
+lose_unanswered(struct remap *r, struct rmp_lane *l, uint32_t L)
 {
 	for (uint32_t k = 0; k <= r->ring_mask; k++) {
 		struct rmp_stub *st = &l->stubs[k];
 		struct rmp_conn *rcn;
 
-		if (st->inc == 0 || st->kind != RK_ATOMIC || (st->flags & RS_ANSWERED) ||
+		if (st->inc == 0 || st->kind == RK_ACKABLE || (st->flags & RS_ANSWERED) ||
 		    roce_psn_diff(st->lpsn, L) >= 0 || roce_psn_diff(st->lpsn, l->start) < 0 ||
 		    rmp_stub_client(r, st, &rcn) == NULL)
 			continue;
@@ -182,7 +185,7 @@ rmp_lane_move(struct remap *r, struct rmp_lane *l, uint32_t L, uint32_t failed)
 		if (l->resv_set && l->resv_conn == failed)
 			l->resv_set = 0;
 	}
-	lose_unanswered_atomics(r, l, L);
+	lose_unanswered(r, l, L);
 	delta = roce_psn_add(hn->bind_psn, (ROCE_PSN_MASK + 1 - L) & ROCE_PSN_MASK);
 	renumber(r, l, L, delta);
 	take_identity(r, l, h, hn);
