@@ -407,10 +407,12 @@ START_TEST(remap_clients_of_a_closed_lane_stay_off_its_next_life)
 	rmp_new(&w);
 	rmp_bind_client(&w, &up, &down, 10);         /* A: the lane, from 11 */
 	rmp_bind_client(&w, &up_b, &down_b, 100);    /* B rides it (lane PSN 12) */
-	/* the server's QP fails: a remote-access NAK at lane PSN 11 */
+	/* the server's QP fails: a remote-access NAK at lane PSN 12, B's
+	 * (the lane's only other rider is its owner, whose QP it is: the
+	 * lane cannot move, remap_move.c, and closes) */
 	roce_st32(aeth, ((uint32_t)roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_REMOTE_ACCESS)
 			 << 24) | 1);
-	len = rm_build(f, &down, ROCE_RC_ACKNOWLEDGE, 11, false, aeth, 4, NULL, 0);
+	len = rm_build(f, &down, ROCE_RC_ACKNOWLEDGE, 12, false, aeth, 4, NULL, 0);
 	rmp_resp(&w, f, len, 4);
 	ck_assert_uint_eq(remap_counters(w.r)->lanes_closed, 1);
 	/* C binds: the lane opens again, on C's QP */
