@@ -37,11 +37,9 @@ int
 rc_dev_open(struct rc_dev *d, const char *name, int gid_index)
 {
 	struct ibv_device **list;
-	struct ibv_port_attr pa;
+	struct ibv_context *ctx;
 	int n, i;
 
-	memset(d, 0, sizeof(*d));
-	d->port = 1;
 	list = ibv_get_device_list(&n);
 	if (list == NULL || n == 0) {
 		fprintf(stderr, "no RDMA device (is rdma_rxe loaded and rxe0 added?)\n");
@@ -57,12 +55,25 @@ rc_dev_open(struct rc_dev *d, const char *name, int gid_index)
 		ibv_free_device_list(list);
 		return -1;
 	}
-	d->ctx = ibv_open_device(list[i]);
+	ctx = ibv_open_device(list[i]);
 	ibv_free_device_list(list);
-	if (d->ctx == NULL) {
+	if (ctx == NULL) {
 		fprintf(stderr, "ibv_open_device: %s\n", strerror(errno));
 		return -1;
 	}
+	return rc_dev_init(d, ctx, 1, gid_index);
+}
+
+int
+rc_dev_init(struct rc_dev *d, struct ibv_context *ctx, int owns_ctx, int gid_index)
+{
+	struct ibv_port_attr pa;
+	int i;
+
+	memset(d, 0, sizeof(*d));
+	d->port = 1;
+	d->ctx = ctx;
+	d->owns_ctx = owns_ctx;
 	if (ibv_query_port(d->ctx, d->port, &pa) != 0) {
 		fprintf(stderr, "ibv_query_port: %s\n", strerror(errno));
 		goto fail;
@@ -93,7 +104,8 @@ rc_dev_open(struct rc_dev *d, const char *name, int gid_index)
 	}
 	return 0;
 fail:
-	ibv_close_device(d->ctx);
+	if (owns_ctx)
+		ibv_close_device(d->ctx);
 	d->ctx = NULL;
 	return -1;
 }
@@ -103,16 +115,15 @@ rc_dev_close(struct rc_dev *d)
 {
 	if (d->pd)
 		ibv_dealloc_pd(d->pd);
-	if (d->ctx)
+	if (d->ctx && d->owns_ctx)
 		ibv_close_device(d->ctx);
 	memset(d, 0, sizeof(*d));
 }
 
 int
-rc_qp_create(struct rc_qp *q, struct rc_dev *d, int with_events, unsigned int depth)
+rc_cq_create(struct rc_qp *q, struct rc_dev *d, int with_events, unsigned int depth,
+	     struct ibv_qp_init_attr *ia)
 {
-	struct ibv_qp_init_attr ia;
-
 	memset(q, 0, sizeof(*q));
 	if (with_events) {
 		q->channel = ibv_create_comp_channel(d->ctx);
@@ -124,28 +135,37 @@ rc_qp_create(struct rc_qp *q, struct rc_dev *d, int with_events, unsigned int de
 	q->cq = ibv_create_cq(d->ctx, (int)depth * 2, NULL, q->channel, 0);
 	if (q->cq == NULL) {
 		fprintf(stderr, "ibv_create_cq: %s\n", strerror(errno));
-		goto fail;
+		rc_qp_destroy(q);
+		return -1;
 	}
-	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = q->cq;
-	ia.recv_cq = q->cq;
-	ia.qp_type = IBV_QPT_RC;
-	ia.sq_sig_all = 0;
-	ia.cap.max_send_wr = depth;
-	ia.cap.max_recv_wr = 1;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
+	memset(ia, 0, sizeof(*ia));
+	ia->send_cq = q->cq;
+	ia->recv_cq = q->cq;
+	ia->qp_type = IBV_QPT_RC;
+	ia->sq_sig_all = 0;
+	ia->cap.max_send_wr = depth;
+	ia->cap.max_recv_wr = 1;
+	ia->cap.max_send_sge = 1;
+	ia->cap.max_recv_sge = 1;
+	return 0;
+}
+
+int
+rc_qp_create(struct rc_qp *q, struct rc_dev *d, int with_events, unsigned int depth)
+{
+	struct ibv_qp_init_attr ia;
+
+	if (rc_cq_create(q, d, with_events, depth, &ia) != 0)
+		return -1;
 	q->qp = ibv_create_qp(d->pd, &ia);
 	if (q->qp == NULL) {
 		fprintf(stderr, "ibv_create_qp: %s\n", strerror(errno));
-		goto fail;
+		rc_qp_destroy(q);
+		return -1;
 	}
 	/* Random start PSN, as real stacks do: swordd must not assume zero. */
 	q->psn = (uint32_t)(rand() & 0xffffff);
 	return 0;
-fail:
-	rc_qp_destroy(q);
-	return -1;
 }
 
 void

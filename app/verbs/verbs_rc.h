@@ -28,6 +28,7 @@ struct rc_info {
 
 struct rc_dev {
 	struct ibv_context *ctx;
+	int owns_ctx;        /* 0: the context is librdmacm's (rc_dev_init) */
 	struct ibv_pd *pd;
 	uint8_t port;
 	int gid_index;
@@ -40,6 +41,12 @@ struct rc_dev {
  * with a message on stderr.
  */
 int rc_dev_open(struct rc_dev *d, const char *name, int gid_index);
+/*
+ * The same on a context opened elsewhere (librdmacm's: its QPs must be
+ * made in a PD of the context its cm_ids use).  owns_ctx: close it in
+ * rc_dev_close, and on failure here.
+ */
+int rc_dev_init(struct rc_dev *d, struct ibv_context *ctx, int owns_ctx, int gid_index);
 void rc_dev_close(struct rc_dev *d);
 
 /* An RC QP on its own CQ, optionally with a completion channel. */
@@ -60,6 +67,13 @@ struct rc_qp {
 };
 
 int rc_qp_create(struct rc_qp *q, struct rc_dev *d, int with_events, unsigned int depth);
+/*
+ * The first half of rc_qp_create: the CQ (and channel) in q, and in *ia
+ * the attributes every QP of ours is created with.  For a QP someone else
+ * creates (rdma_create_qp); rc_qp_destroy undoes it.
+ */
+int rc_cq_create(struct rc_qp *q, struct rc_dev *d, int with_events, unsigned int depth,
+		 struct ibv_qp_init_attr *ia);
 void rc_qp_destroy(struct rc_qp *q);
 void rc_qp_info(const struct rc_qp *q, const struct rc_dev *d, struct rc_info *out);
 
