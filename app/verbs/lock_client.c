@@ -31,13 +31,26 @@
  * PSN, and the memory server is asked over the QP's TCP connection to do
  * the same with its end ('X' + our QP info; it answers 'R').
  *
- *   sword-lock-client [-d DEV] [-x GID] [-p PORT] [-t THREADS] [-n OPS]
+ * -C connects every QP through the RDMA CM instead (verbs_cm.h; the memory
+ * server runs with -C too and sends its region in the accept's private
+ * data), and at the end each thread disconnects its QP the way an
+ * application does: rdma_disconnect (a CM DREQ) and the peer's answer
+ * (DREP: RDMA_CM_EVENT_DISCONNECTED with status 0) within -w; anything
+ * else is an error.  -E N makes thread 0 leave early, after N critical
+ * sections, while the others go on: the one disconnect swordd's
+ * remapping must survive when thread 0's QP carries the others (a lane's
+ * owner: lib/remap/remap_cm.c).  The checks then expect thread 0's N
+ * critical sections and the others' full count.
+ *
+ *   sword-lock-client [-C [-E N]] [-d DEV] [-x GID] [-p PORT] [-t THREADS] [-n OPS]
  *                     [-l LOCKS] [-w TIMEOUT_MS] [-T N] [-P PSN] [-R N] [-B]
  *                     SERVER_IP
  */
+#include <endian.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +59,7 @@
 #include <unistd.h>
 
 #include "lock_layout.h"
+#include "verbs_cm.h"
 #include "verbs_rc.h"
 
 #define MAX_THREADS 32
@@ -63,6 +77,8 @@ struct options {
 	int ack_timeout;             /* -T: QP local ACK timeout exponent, 0 = none */
 	long initial_psn;            /* -P: every QP's send PSN, -1 = random */
 	unsigned int reconnect_every; /* -R: critical sections between reconnects, 0 = never */
+	int cm;                      /* -C: connect and disconnect through the RDMA CM */
+	unsigned int leave_after;    /* -E: thread 0 disconnects after this many, 0 = at the end */
 };
 
 struct thread_ctx {
@@ -71,6 +87,10 @@ struct thread_ctx {
 	struct rc_dev *d;
 	struct rc_qp q;
 	int fd;
+	struct rdma_event_channel *ch;   /* -C: this thread's own CM events */
+	struct rdma_cm_id *cm_id;
+	int left;                    /* -C: disconnected (tried), its QP gone */
+	double disconnect_ms;        /* how long its DISCONNECTED took, -1 = failed */
 	uint64_t raddr;              /* server region */
 	uint32_t rkey;
 	struct ibv_mr *mr;
@@ -241,12 +261,22 @@ reconnect(struct thread_ctx *t)
 	return 0;
 }
 
+static void leave(struct thread_ctx *t);
+
+/* How many critical sections thread t runs. */
+static unsigned int
+ops_of(const struct options *o, unsigned int id)
+{
+	return id == 0 && o->leave_after ? o->leave_after : o->ops;
+}
+
 static void *
 run_thread(void *arg)
 {
 	struct thread_ctx *t = arg;
+	const unsigned int ops = ops_of(t->o, t->id);
 
-	for (unsigned int op = 0; op < t->o->ops; op++) {
+	for (unsigned int op = 0; op < ops; op++) {
 		unsigned int lock = t->o->locks == 1 ? 0 : (unsigned int)rand_r(&t->seed) % t->o->locks;
 		uint64_t tag = ((uint64_t)(t->id + 1) << 32) | (op + 1);
 
@@ -258,11 +288,14 @@ run_thread(void *arg)
 		if (critical_section(t, lock, tag) != 0)
 			break;
 	}
+	/* -E: the others are still running; the last release completed */
+	if (t->id == 0 && t->o->leave_after)
+		leave(t);
 	return NULL;
 }
 
 static int
-connect_thread(struct thread_ctx *t)
+connect_thread_tcp(struct thread_ctx *t)
 {
 	struct rc_info mine, peer;
 	char ready;
@@ -272,11 +305,6 @@ connect_thread(struct thread_ctx *t)
 	if (t->o->initial_psn >= 0)
 		t->q.psn = (uint32_t)t->o->initial_psn;
 	t->q.ack_timeout = (uint8_t)t->o->ack_timeout;
-	t->mr = ibv_reg_mr(t->d->pd, &t->buf, sizeof(t->buf), IBV_ACCESS_LOCAL_WRITE);
-	if (t->mr == NULL) {
-		fprintf(stderr, "ibv_reg_mr: %s\n", strerror(errno));
-		return -1;
-	}
 	t->fd = tcp_connect(t->o->server, t->o->port);
 	if (t->fd < 0)
 		return -1;
@@ -295,11 +323,147 @@ connect_thread(struct thread_ctx *t)
 	t->peer = peer;
 	t->raddr = peer.addr;
 	t->rkey = peer.rkey;
-	if (peer.length < RECORD_OFFSET + (uint64_t)RECORD_STRIDE * t->o->locks) {
-		fprintf(stderr, "server region too small (%u bytes)\n", peer.length);
+	t->peer.length = peer.length;
+	return 0;
+}
+
+/* rdma_resolve_addr and rdma_resolve_route to the server's CM port. */
+static int
+cm_resolve(struct thread_ctx *t, const char *who)
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res;
+	struct rdma_cm_event *ev;
+	char service[16];
+	int rc;
+
+	snprintf(service, sizeof(service), "%d", t->o->port);
+	if (getaddrinfo(t->o->server, service, &hints, &res) != 0) {
+		fprintf(stderr, "%s: cannot resolve %s\n", who, t->o->server);
+		return -1;
+	}
+	rc = rdma_resolve_addr(t->cm_id, NULL, res->ai_addr, t->o->timeout_ms);
+	freeaddrinfo(res);
+	if (rc != 0) {
+		fprintf(stderr, "%s: rdma_resolve_addr: %s\n", who, strerror(errno));
+		return -1;
+	}
+	if (cm_expect(t->ch, RDMA_CM_EVENT_ADDR_RESOLVED, t->o->timeout_ms, who, &ev) != 0)
+		return -1;
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(t->cm_id, t->o->timeout_ms) != 0) {
+		fprintf(stderr, "%s: rdma_resolve_route: %s\n", who, strerror(errno));
+		return -1;
+	}
+	if (cm_expect(t->ch, RDMA_CM_EVENT_ROUTE_RESOLVED, t->o->timeout_ms, who, &ev) != 0)
+		return -1;
+	rdma_ack_cm_event(ev);
+	return 0;
+}
+
+/*
+ * -C: this thread's QP through the RDMA CM (its own event channel, so
+ * that each thread waits for its own events), with the TCP mode's ACK
+ * timeout; the server's region comes in its REP's private data.
+ */
+static int
+connect_thread_cm(struct thread_ctx *t)
+{
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	struct cm_region reg;
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	char who[32];
+
+	snprintf(who, sizeof(who), "thread %u", t->id);
+	t->ch = rdma_create_event_channel();
+	if (t->ch == NULL || rdma_create_id(t->ch, &t->cm_id, t, RDMA_PS_TCP) != 0) {
+		fprintf(stderr, "%s: rdma_create_id: %s\n", who, strerror(errno));
+		return -1;
+	}
+	if (cm_resolve(t, who) != 0 || cm_qp_create(&t->q, t->d, t->cm_id, 1, 16) != 0 ||
+	    cm_set_ack_timeout(t->cm_id, (uint8_t)t->o->ack_timeout) != 0)
+		return -1;
+	cm_conn_param(&cp, NULL, 0);
+	if (rdma_connect(t->cm_id, &cp) != 0) {
+		fprintf(stderr, "%s: rdma_connect: %s\n", who, strerror(errno));
+		return -1;
+	}
+	if (cm_expect(t->ch, RDMA_CM_EVENT_ESTABLISHED, t->o->timeout_ms, who, &ev) != 0)
+		return -1;
+	if (ev->param.conn.private_data == NULL ||
+	    ev->param.conn.private_data_len < sizeof(reg)) {
+		fprintf(stderr, "%s: the server's accept carries no region\n", who);
+		rdma_ack_cm_event(ev);
+		return -1;
+	}
+	memcpy(&reg, ev->param.conn.private_data, sizeof(reg));
+	t->peer.qpn = ev->param.conn.qp_num;
+	rdma_ack_cm_event(ev);
+	t->raddr = be64toh(reg.addr);
+	t->rkey = be32toh(reg.rkey);
+	t->peer.length = be32toh(reg.length);
+	/* the CM chose the initial PSN: printed as the TCP mode's */
+	if (ibv_query_qp(t->q.qp, &a, IBV_QP_SQ_PSN, &ia) == 0)
+		t->q.psn = a.sq_psn;
+	return 0;
+}
+
+/* The thread's QP, its local buffers' MR, and the server's region. */
+static int
+connect_thread(struct thread_ctx *t)
+{
+	t->mr = ibv_reg_mr(t->d->pd, &t->buf, sizeof(t->buf), IBV_ACCESS_LOCAL_WRITE);
+	if (t->mr == NULL) {
+		fprintf(stderr, "ibv_reg_mr: %s\n", strerror(errno));
+		return -1;
+	}
+	if ((t->o->cm ? connect_thread_cm(t) : connect_thread_tcp(t)) != 0)
+		return -1;
+	if (t->peer.length < RECORD_OFFSET + (uint64_t)RECORD_STRIDE * t->o->locks) {
+		fprintf(stderr, "server region too small (%u bytes)\n", t->peer.length);
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * -C: disconnect t's QP as an application does, and say how it went.  A
+ * failure (no DISCONNECTED with status 0 in time) is the thread's error.
+ * Its QP and cm_id go either way: nothing may use them any more.
+ */
+static void
+leave(struct thread_ctx *t)
+{
+	char who[32];
+
+	snprintf(who, sizeof(who), "thread %u disconnect", t->id);
+	t->disconnect_ms = cm_disconnect(t->ch, t->cm_id, t->o->timeout_ms, who);
+	if (t->disconnect_ms < 0)
+		t->errors++;
+	printf("lock-client: thread %u disconnected after %" PRIu64 " critical sections: %s "
+	       "(%.1f ms)\n", t->id, t->ops, t->disconnect_ms < 0 ? "FAILED" : "ok",
+	       t->disconnect_ms < 0 ? 0.0 : t->disconnect_ms);
+	cm_qp_destroy(&t->q, t->cm_id);
+	t->left = 1;
+}
+
+/* Free what connect_thread made (the QP may be gone already: leave). */
+static void
+close_thread(struct thread_ctx *t)
+{
+	if (t->cm_id != NULL) {
+		cm_qp_destroy(&t->q, t->cm_id);
+		rdma_destroy_id(t->cm_id);
+	} else {
+		rc_qp_destroy(&t->q);
+	}
+	if (t->ch != NULL)
+		rdma_destroy_event_channel(t->ch);
+	if (t->fd >= 0)
+		close(t->fd);
+	if (t->mr)
+		ibv_dereg_mr(t->mr);
 }
 
 /* READ every record of the used locks (and their lock words) into t->buf.all. */
@@ -324,13 +488,18 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-		"usage: sword-lock-client [-d DEV] [-x GID_INDEX] [-p PORT] [-t THREADS] [-n OPS]\n"
-		"                         [-l LOCKS] [-w TIMEOUT_MS] [-T N] [-P PSN] [-R N] [-B]\n"
-		"                         SERVER_IP\n"
+		"usage: sword-lock-client [-C [-E N]] [-d DEV] [-x GID_INDEX] [-p PORT] [-t THREADS]\n"
+		"                         [-n OPS] [-l LOCKS] [-w TIMEOUT_MS] [-T N] [-P PSN] [-R N]\n"
+		"                         [-B] SERVER_IP\n"
+		"  -C          connect through the RDMA CM (the memory server runs -C too) and\n"
+		"              disconnect every QP at the end (rdma_disconnect, DISCONNECTED\n"
+		"              within -w); not with -P or -R\n"
+		"  -E N        (-C) thread 0 disconnects after N critical sections while the\n"
+		"              others go on (needs 2 threads or more)\n"
 		"  -t THREADS  threads, one RC QP each (default 4, max %d)\n"
 		"  -n OPS      critical sections per thread (default 200)\n"
 		"  -l LOCKS    lock words contended for (default 1, max %d)\n"
-		"  -w MS       timeout per work request (default 10000)\n"
+		"  -w MS       timeout per work request and CM step (default 10000)\n"
 		"  -T N        QP ACK timeout 4.096us * 2^N, 0 = none (default 0, see verbs_rc.h)\n"
 		"  -P PSN      every QP starts at this send PSN (Sherman: 3185; default random)\n"
 		"  -R N        reconnect each QP after every N critical sections: RESET and\n"
@@ -352,14 +521,17 @@ main(int argc, char **argv)
 	pthread_t tids[MAX_THREADS];
 	uint64_t before[LOCK_MAX], words[LOCK_MAX];
 	uint64_t ops = 0, cas = 0, cas_failed = 0, retries = 0, errors = 0, violations = 0;
-	uint64_t reconnects = 0;
+	uint64_t reconnects = 0, expected = 0;
+	unsigned int disconnects = 0;
 	uint64_t op_ns = 0, acquire_ns = 0, grew = 0, t0, elapsed;
 	unsigned int i, l, started = 0;
 	struct rc_dev d;
 	int opt, ok;
 
-	while ((opt = getopt(argc, argv, "d:x:p:t:n:l:w:T:P:R:Bh")) != -1) {
+	while ((opt = getopt(argc, argv, "CE:d:x:p:t:n:l:w:T:P:R:Bh")) != -1) {
 		switch (opt) {
+		case 'C': o.cm = 1; break;
+		case 'E': o.leave_after = (unsigned int)atoi(optarg); break;
 		case 'd': o.dev = optarg; break;
 		case 'x': o.gid_index = atoi(optarg); break;
 		case 'p': o.port = atoi(optarg); break;
@@ -378,11 +550,22 @@ main(int argc, char **argv)
 	    o.locks < 1 || o.locks > LOCK_MAX || o.timeout_ms < 1 ||
 	    o.ack_timeout < 0 || o.ack_timeout > 31 || o.initial_psn > 0xffffff)
 		usage();
+	if (o.leave_after && (!o.cm || o.threads < 2 || o.leave_after > o.ops)) {
+		fprintf(stderr, "-E needs -C, 2 threads or more, and at most -n critical sections\n");
+		return 2;
+	}
+	/* the CM picks the PSN and owns the QP's states: no -P, no RESET */
+	if (o.cm && (o.initial_psn >= 0 || o.reconnect_every)) {
+		fprintf(stderr, "-C does not go with -P or -R (the RDMA CM chooses the PSN "
+			"and moves the QP through its states)\n");
+		return 2;
+	}
 	o.server = argv[optind];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	srand((unsigned int)time(NULL) ^ (unsigned int)getpid());
 
-	if (rc_dev_open(&d, o.dev, o.gid_index) != 0)
+	if ((o.cm ? cm_dev_open(&d, o.dev, o.gid_index)
+	     : rc_dev_open(&d, o.dev, o.gid_index)) != 0)
 		return 1;
 	for (i = 0; i < o.threads; i++) {
 		threads[i].id = i;
@@ -395,9 +578,15 @@ main(int argc, char **argv)
 	}
 	printf("lock-client: %u threads (one QP each), %u ops each, %u locks, server %s "
 	       "region 0x%" PRIx64 "\n", o.threads, o.ops, o.locks, o.server, threads[0].raddr);
-	for (i = 0; i < o.threads; i++)
-		printf("lock-client: thread %u QP 0x%x -> server QP 0x%x, initial PSN %u\n", i,
-		       threads[i].q.qp->qp_num, threads[i].peer.qpn, threads[i].q.psn);
+	for (i = 0; i < o.threads; i++) {
+		char desc[128] = "";
+
+		if (o.cm)
+			cm_qp_describe(threads[i].q.qp, desc, sizeof(desc));
+		printf("lock-client: thread %u QP 0x%x -> server QP 0x%x, initial PSN %u%s%s\n", i,
+		       threads[i].q.qp->qp_num, threads[i].peer.qpn, threads[i].q.psn,
+		       o.cm ? " (rdma_cm) " : "", desc);
+	}
 
 	/* Baseline: the records may hold counts from an earlier run. */
 	if (read_state(&threads[0], words) != 0)
@@ -439,8 +628,8 @@ main(int argc, char **argv)
 	if (started != o.threads)
 		errors++;
 
-	/* Final check from a QP that is still healthy. */
-	for (i = 0; i < o.threads && threads[i].errors != 0; i++)
+	/* Final check from a QP that is still healthy (and connected). */
+	for (i = 0; i < o.threads && (threads[i].errors != 0 || threads[i].left); i++)
 		;
 	if (i == o.threads || read_state(&threads[i], words) != 0) {
 		fprintf(stderr, "cannot read the final state\n");
@@ -463,21 +652,32 @@ main(int argc, char **argv)
 		}
 	}
 
-	ok = errors == 0 && violations == 0 && ops == (uint64_t)o.threads * o.ops;
+	/* -C: every thread still connected leaves now, one after the other */
+	for (i = 0; o.cm && i < o.threads; i++) {
+		if (!threads[i].left) {
+			uint64_t before_leave = threads[i].errors;
+
+			leave(&threads[i]);
+			errors += threads[i].errors - before_leave;
+		}
+		disconnects += threads[i].disconnect_ms >= 0;
+	}
+
+	for (i = 0; i < o.threads; i++)
+		expected += ops_of(&o, i);
+	ok = errors == 0 && violations == 0 && ops == expected &&
+	     (!o.cm || disconnects == o.threads);
 	printf("lock-client: ops=%" PRIu64 " cas=%" PRIu64 " cas_failed=%" PRIu64
 	       " retries=%" PRIu64 " errors=%" PRIu64 " violations=%" PRIu64
-	       " counters_grew=%" PRIu64 " reconnects=%" PRIu64 " elapsed_ms=%.1f ops_per_s=%.0f avg_op_us=%.1f"
-	       " avg_acquire_us=%.1f result=%s\n",
-	       ops, cas, cas_failed, retries, errors, violations, grew, reconnects, elapsed / 1e6,
+	       " counters_grew=%" PRIu64 " reconnects=%" PRIu64 " disconnects=%u elapsed_ms=%.1f"
+	       " ops_per_s=%.0f avg_op_us=%.1f avg_acquire_us=%.1f result=%s\n",
+	       ops, cas, cas_failed, retries, errors, violations, grew, reconnects, disconnects,
+	       elapsed / 1e6,
 	       elapsed ? ops * 1e9 / elapsed : 0.0, ops ? op_ns / 1e3 / ops : 0.0,
 	       ops ? acquire_ns / 1e3 / ops : 0.0, ok ? "PASS" : "FAIL");
 
-	for (i = 0; i < o.threads; i++) {
-		close(threads[i].fd);
-		rc_qp_destroy(&threads[i].q);
-		if (threads[i].mr)
-			ibv_dereg_mr(threads[i].mr);
-	}
+	for (i = 0; i < o.threads; i++)
+		close_thread(&threads[i]);
 	rc_dev_close(&d);
 	return ok ? 0 : 1;
 }

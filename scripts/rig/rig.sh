@@ -209,10 +209,11 @@ verbs_dir() {
 	mkdir -p "$out"
 	need cc
 	cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$out/sword-lock-client" \
-		"$src/lock_client.c" "$src/verbs_rc.c" -libverbs -lpthread ||
-		die "cannot build the lock client (libibverbs-dev installed?)"
+		"$src/lock_client.c" "$src/verbs_rc.c" "$src/verbs_cm.c" -libverbs -lrdmacm -lpthread ||
+		die "cannot build the lock client (libibverbs-dev, librdmacm-dev installed?)"
 	cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o "$out/sword-mem-server" \
-		"$src/mem_server.c" "$src/verbs_rc.c" -libverbs || die "cannot build the memory server"
+		"$src/mem_server.c" "$src/verbs_rc.c" "$src/verbs_cm.c" -libverbs -lrdmacm ||
+		die "cannot build the memory server"
 	cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -shared -fPIC \
 		-o "$out/libsword-cm-timeout.so" "$src/cm_ack_timeout.c" -lrdmacm -ldl ||
 		die "cannot build the rdma_cm ACK timeout shim (librdmacm-dev installed?)"
