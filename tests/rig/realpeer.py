@@ -195,7 +195,7 @@ class Case:
 
     def __init__(self, name, kind, args, path="swordd", accel="off", expect=(), n=0,
                  expect_fail=False, reconnects=0, rewrites_optional=False, remap="off",
-                 qps=0):
+                 qps=0, disconnects=0, fn_checks=()):
         self.name, self.kind, self.args = name, kind, args
         # remapping on: every QP of the case onto one lane (one server QP);
         # qps = how many connections must have been moved onto it
@@ -207,6 +207,12 @@ class Case:
         # reports the rewrites (the e2e suite's --rewrites-optional).
         self.rewrites_optional = rewrites_optional
         self.reconnects = reconnects   # lock: QP reconnects the client must report
+        # lock -C: both ends over the RDMA CM; the memory server must have
+        # seen this many client disconnects (CM DREQs) by the end
+        self.cm = kind == "lock" and "-C" in args.split()
+        self.disconnects = disconnects
+        # swordd counters: (name, "==" | ">=", value)
+        self.fn_checks = fn_checks
 
 
 # Sherman starts every QP at PSN 3185: four QPs of one guest then overlap in
@@ -231,13 +237,39 @@ def perftest(name, tool, extra, n, expect, path="swordd", accel="off", remap="of
                 path=path, accel=accel, expect=expect, n=n, remap=remap, qps=qps)
 
 
+# A lane outlives its owner's disconnect (lib/remap/remap_cm.c): swordd
+# keeps the lane (one kept), holds the owner's DREQ and answers it itself
+# (a DREP: the client's rdma_disconnect must complete), and sends the DREQ
+# on once the last rider has left (released: the memory server then sees
+# every one of the 4 disconnects).  No rider is told its lane died.
+OWNER_LEAVES = (("fn_remap_lanes_kept", ">=", 1), ("fn_remap_dreq_held", ">=", 1),
+                ("fn_remap_drep_sent", ">=", 1), ("fn_remap_dreq_released", ">=", 1),
+                ("fn_remap_dead_lane_told", "==", 0))
+
+
+def cm_lock_case(name, lock_n, remap="off", accel="off"):
+    """The lock client over the RDMA CM: thread 0 (its first QP, the first
+    to send: with remapping, the lane's owner) disconnects after a quarter
+    of its critical sections while the other three go on; they disconnect
+    at the end."""
+    leave = lock_n // 4
+    return Case(name, "lock", "-C -t 4 -n %d -l 1 -E %d" % (lock_n, leave), remap=remap,
+                accel=accel, n=leave + 3 * lock_n, qps=4 if remap == "on" else 0,
+                disconnects=4, fn_checks=OWNER_LEAVES if remap == "on" else ())
+
+
 def remapped_cases(lock_n, bw_n, lat_n, full):
-    """Connection remapping onto one lane: the verbs lock client's 4 QPs,
-    and (full suite) perftest with 4 QPs, with and without the RDMA CM."""
+    """Connection remapping onto one lane: the verbs lock client's 4 QPs
+    (out of band, and over the RDMA CM with the lane's owner leaving
+    first), and (full suite) perftest with 4 QPs, with and without the
+    RDMA CM."""
     cases = [Case("lock_client_remap", "lock", "-t 4 -n %d -l 1" % lock_n, remap="on",
-                  n=4 * lock_n, qps=4)]
+                  n=4 * lock_n, qps=4),
+             cm_lock_case("lock_client_cm_remap_owner_leaves", lock_n, remap="on")]
     if not full:
         return cases
+    cases.append(cm_lock_case("lock_client_cm_accel_remap_owner_leaves", lock_n, remap="on",
+                              accel="on"))
     cases.append(Case("lock_client_accel_remap", "lock", "-t 4 -n %d -l 1" % lock_n,
                       accel="on", remap="on", n=4 * lock_n, qps=4))
     for r in ("", "-R"):
@@ -278,6 +310,9 @@ def suite(which, accel, compare_bridge):
         cases.append(same_psn_case("lock_client_4qp_samepsn", lock_n, accel))
         cases.append(Case("lock_client_broken", "lock", "-t 4 -n 25 -l 1 -B", accel="off",
                           expect_fail=True))
+        # the RDMA CM mode through swordd without remapping: the baseline
+        # of lock_client_cm_remap_owner_leaves
+        cases.append(cm_lock_case("lock_client_cm", lock_n))
         cases += remapped_cases(lock_n, bw_n, lat_n, False)
     else:
         for r in ("", "-R"):
@@ -312,6 +347,7 @@ def suite(which, accel, compare_bridge):
             cases.append(same_psn_case("lock_client_4qp_samepsn_reconnect_accel_" + a, lock_n,
                                        a, reconnect_every=25))
         cases.append(Case("lock_client_broken", "lock", "-t 4 -n 25 -l 1 -B", expect_fail=True))
+        cases.append(cm_lock_case("lock_client_cm", lock_n))
         cases += remapped_cases(lock_n, bw_n, lat_n, True)
     if compare_bridge:
         # read_lat_rdmacm too: over the RDMA CM every latency case runs
@@ -371,6 +407,10 @@ def run_pair(rig, case):
         server_cmd = case.args
         client_cmd = "%s %s" % (case.args, SERVER_IP)
         listening = ("netstat -ltn | grep -q ':18515 ' || rdma res show cm_id | grep -q LISTEN")
+    elif case.cm:
+        server_cmd = "sword-mem-server -C -l 4"
+        client_cmd = "sword-lock-client -w 20000 %s %s" % (case.args, SERVER_IP)
+        listening = "rdma res show cm_id | grep -q LISTEN"
     else:
         server_cmd = "sword-mem-server -l 4"
         client_cmd = "sword-lock-client -w 20000 %s %s" % (case.args, SERVER_IP)
@@ -395,6 +435,12 @@ def run_pair(rig, case):
     crc, cout = rig.guest("client", client_cmd, CLIENT_TIMEOUT)
     if crc == 124:     # hung: stop it, or it would take the next case's server
         rig.guest("client", "kill %s 2>/dev/null" % KILL_ALL, 20)
+    if case.disconnects:
+        # a disconnect swordd held reaches the server only after the
+        # client's last one (remap_tick sends it on): give it 15 s
+        rig.guest("server", "i=0; while [ $i -lt 30 ] && [ $(grep -c 'mem-server: disconnected' "
+                  "/tmp/%s.srv) -lt %d ]; do sleep 0.5; i=$((i+1)); done"
+                  % (tag, case.disconnects), 40)
     if case.kind == "lock":      # the memory server waits until told to stop
         rig.guest("server", "kill $(pidof sword-mem-server) 2>/dev/null", 20)
     # perftest's server ends by itself once the client is done
@@ -542,6 +588,30 @@ def check_case(rig, case, log, rerun=False):
             if not m or int(m.group(1)) != case.reconnects:
                 bad.append("memory server reconnects %s != %d"
                            % (m.group(1) if m else "?", case.reconnects))
+        if case.cm:
+            # every QP left through the CM: the client's own verdict (a
+            # DISCONNECTED with status 0, i.e. a DREP, per thread) and
+            # the server's count of the DREQs that reached it
+            res["disconnects"] = re.findall(r"lock-client: thread \d+ disconnected .*", cout)
+            if res["lock"] and int(res["lock"].get("disconnects", -1)) != case.disconnects:
+                bad.append("lock client disconnects %s != %d"
+                           % (res["lock"].get("disconnects"), case.disconnects))
+            m = re.search(r"mem-server: exiting, .*, (\d+) disconnects", sout)
+            res["server_disconnects"] = int(m.group(1)) if m else None
+            if not m or int(m.group(1)) != case.disconnects:
+                bad.append("memory server saw %s disconnects, not %d"
+                           % (m.group(1) if m else "?", case.disconnects))
+            # remapped, thread 0 (-E) owns the lane: its DREQ is held until
+            # the riders have left, so the server hears of it last (if
+            # another thread owned the lane, this case would not test the
+            # early owner's leaving)
+            t0 = re.search(r"thread 0 QP (0x[0-9a-f]+) ", cout)
+            order = re.findall(r"mem-server: disconnected \d+ \(client QP (0x[0-9a-f]+)", sout)
+            res["server_disconnect_order"] = order
+            if case.remap == "on" and "-E" in case.args.split() and \
+                    (not t0 or not order or order[-1] != t0.group(1)):
+                bad.append("the server heard of thread 0's QP %s leaving not last: %s"
+                           % (t0.group(1) if t0 else "?", order))
 
     if case.path == "swordd":
         st = rig.stats(label)
@@ -622,6 +692,10 @@ def check_case(rig, case, log, rerun=False):
                 if stat(st, "fn_remap_lanes_opened") != 1:
                     bad.append("remapping opened %d lanes, 1 configured"
                                % stat(st, "fn_remap_lanes_opened"))
+            for key, op, want in case.fn_checks:
+                got = stat(st, key)
+                if not (got == want if op == "==" else got >= want):
+                    bad.append("swordd %s=%d, expected %s %d" % (key, got, op, want))
             for opname, least in case.expect:
                 if s["opcode_" + opname] < least:
                     bad.append("swordd opcode %s=%d < %d" % (opname, s["opcode_" + opname], least))
