@@ -34,7 +34,8 @@
 #include "remap_internal.h"
 
 /* A rider of l that can host it: alive, bound, not the failed client,
- * not the lane's own (broken) QP, one-sided only. */
+ * not the lane's own (broken) QP nor one that broke before (a lane moved
+ * off it), one-sided only. */
 static int32_t
 pick_host(struct remap *r, const struct rmp_lane *l, uint32_t failed)
 {
@@ -46,6 +47,7 @@ pick_host(struct remap *r, const struct rmp_lane *l, uint32_t failed)
 
 		if (c == NULL || rcn->inc != c->incarnation || rcn->state != RC_BOUND ||
 		    rcn->lane != k || i == failed || rcn->two_sided || !c->paired ||
+		    rcn->own_qp_dead ||
 		    (c->cl_ip == l->cl_ip && c->cl_qpn == l->cl_qpn) ||
 		    (i == l->owner && c->incarnation == l->owner_inc))
 			continue;
@@ -186,6 +188,9 @@ rmp_lane_move(struct remap *r, struct rmp_lane *l, uint32_t L, uint32_t failed)
 			l->resv_set = 0;
 	}
 	lose_unanswered(r, l, L);
+	/* the failed QP is its owner's own: never a host again */
+	if (rc_at(r->rc, l->owner) != NULL && r->conns[l->owner].inc == l->owner_inc)
+		r->conns[l->owner].own_qp_dead = 1;
 	delta = roce_psn_add(hn->bind_psn, (ROCE_PSN_MASK + 1 - L) & ROCE_PSN_MASK);
 	renumber(r, l, L, delta);
 	take_identity(r, l, h, hn);

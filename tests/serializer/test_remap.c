@@ -844,8 +844,8 @@ END_TEST
 struct dr {
 	struct rc_table *rc;
 	struct remap *r;
-	struct rm_addr up[2], down[2];
-	uint32_t msn[2];
+	struct rm_addr up[3], down[3];
+	uint32_t msn[3];
 };
 
 static enum remap_verdict
@@ -888,7 +888,7 @@ dr_open(struct dr *d, struct remap_server *sv)
 	d->r = remap_create(&(struct remap_params){ .servers = sv, .n_servers = 1,
 						    .rc = d->rc });
 	ck_assert(d->rc != NULL && d->r != NULL);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		d->up[i] = (struct rm_addr){ .src_mac = { 2, 0, 0, 0, 0, (uint8_t)(i + 1) },
 			.dst_mac = { 2, 0, 0, 0, 0, 0x99 },
 			.src_ip = RTE_BE32(0xc6120010 + (uint32_t)i), .dst_ip = srv,
@@ -1247,6 +1247,62 @@ START_TEST(t_fatal_nak_moves_lane)
 END_TEST
 
 /*
+ * A lane that moved fails again: the QP it first broke on (its first
+ * owner's, client 0's) is never a host again.  Clients 0, 1, 2 on the
+ * lane; client 1's request is NAKed (fatal): the lane moves onto client
+ * 2's QP; then client 2's own is NAKed: client 0 rides on, but its own QP
+ * is the one in error, so the lane closes instead of moving there.
+ * (Fails with the first failed QP left a candidate: the lane moves onto
+ * client 0's dead QP.)
+ */
+START_TEST(t_fatal_nak_moves_twice)
+{
+	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
+				   .keep_conns = true };
+	uint8_t f[256], aeth[4] = { roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_REMOTE_ACCESS) };
+	struct remap_emit emit[8];
+	struct remap_lane_info li;
+	struct dr d = { 0 };
+	struct roce_pkt p, q;
+	uint32_t len, n_emit = 0, lb, l1, l2;
+
+	lb = dr_two_bound(&d, &sv);
+	ck_assert_int_eq(dr_frame(&d, false, 0, lb, NULL, NULL), REMAP_MODIFIED);
+	/* client 2 binds too */
+	ck_assert_int_eq(dr_frame(&d, true, 2, 700, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, false, 2, 700, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, true, 2, 701, NULL, &q), REMAP_MODIFIED);
+	ck_assert_int_eq(dr_frame(&d, false, 0, q.psn, NULL, NULL), REMAP_MODIFIED);
+	ck_assert_uint_eq(R2(d.r)->bound, 3);
+	/* client 1's next request fails: the lane moves onto client 2's QP */
+	ck_assert_int_eq(dr_frame(&d, true, 1, 502, NULL, &q), REMAP_MODIFIED);
+	l1 = q.psn;
+	len = rm_build(f, &d.down[0], ROCE_RC_ACKNOWLEDGE, l1, false, aeth, 4, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_response(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
+					   &n_emit), REMAP_MODIFIED);
+	ck_assert_uint_eq(R2(d.r)->lanes_moved, 1);
+	ck_assert_int_eq(remap_lane_info(d.r, sv.ip, 0, &li), 0);
+	ck_assert_uint_eq(li.srv_qpn, 0x102);
+	/* the no-op for client 1's PSN is answered; client 2's next request
+	 * rides its own QP, and fails */
+	ck_assert_int_eq(dr_frame(&d, false, 2, 701, NULL, NULL), REMAP_DROP);
+	ck_assert_int_eq(dr_frame(&d, true, 2, 702, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.qpn, 0x102);
+	l2 = q.psn;
+	len = rm_build(f, &d.down[2], ROCE_RC_ACKNOWLEDGE, l2, false, aeth, 4, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_response(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
+					   &n_emit), REMAP_MODIFIED);
+	ck_assert_uint_eq(p.qpn, 0x202);
+	ck_assert_uint_eq(R2(d.r)->lanes_moved, 1);
+	ck_assert_uint_eq(R2(d.r)->lanes_closed, 1);
+	remap_destroy(d.r);
+	rc_destroy(d.rc);
+}
+END_TEST
+
+/*
  * The same in the closed loop, with a responder whose QP goes to error at
  * a fatal NAK (as an RNIC's: everything after it dropped, err_dropped):
  * 4 Sherman clients on one lane; once client F (_i: the lane's owner, or
@@ -1530,6 +1586,7 @@ remap_suite(void)
 	tcase_add_test(tc, t_closed_lane_tells);
 	tcase_add_test(tc, t_closed_lane_tells_at_next_request);
 	tcase_add_test(tc, t_fatal_nak_moves_lane);
+	tcase_add_test(tc, t_fatal_nak_moves_twice);
 	tcase_add_loop_test(tc, t_fatal_nak_closed_loop, 0, 4);
 	tcase_add_test(tc, t_owner_disconnect_keeps_lane);
 	tcase_add_loop_test(tc, t_kept_lane_ends, 0, 2);
