@@ -42,7 +42,22 @@
  * owner: lib/remap/remap_cm.c).  The checks then expect thread 0's N
  * critical sections and the others' full count.
  *
- *   sword-lock-client [-C [-E N]] [-d DEV] [-x GID] [-p PORT] [-t THREADS] [-n OPS]
+ * -F N makes thread 0 fail on purpose after N critical sections: between
+ * two sections (it holds no lock), it WRITEs 8 bytes just past the end of
+ * the server's region with the region's rkey.  The server's RC responder
+ * must refuse it with a remote access error NAK, which puts the server's
+ * QP (and then ours) in error: what an application's stray pointer does,
+ * and the fatal NAK swordd's remapping must contain to the one client
+ * that caused it (lib/remap/remap_move.c).  Thread 0 expects exactly that
+ * work completion (IBV_WC_REM_ACCESS_ERR; anything else, a success
+ * included, is an error) and stops; the others go on to their full count
+ * and the checks expect thread 0's N sections.  With -C, thread 0 then
+ * disconnects at once (a failed QP's connection is torn down; a DREQ is
+ * a CM message, not on the failed QP, so it normally still gets its
+ * DREP), but a disconnect that fails there is reported, not an error:
+ * its QP was meant to fail, and nothing of the run depends on it.
+ *
+ *   sword-lock-client [-C [-E N]] [-F N] [-d DEV] [-x GID] [-p PORT] [-t THREADS] [-n OPS]
  *                     [-l LOCKS] [-w TIMEOUT_MS] [-T N] [-P PSN] [-R N] [-B]
  *                     SERVER_IP
  */
@@ -79,6 +94,7 @@ struct options {
 	unsigned int reconnect_every; /* -R: critical sections between reconnects, 0 = never */
 	int cm;                      /* -C: connect and disconnect through the RDMA CM */
 	unsigned int leave_after;    /* -E: thread 0 disconnects after this many, 0 = at the end */
+	unsigned int fail_after;     /* -F: thread 0's refused WRITE after this many, 0 = never */
 };
 
 struct thread_ctx {
@@ -90,6 +106,7 @@ struct thread_ctx {
 	struct rdma_event_channel *ch;   /* -C: this thread's own CM events */
 	struct rdma_cm_id *cm_id;
 	int left;                    /* -C: disconnected (tried), its QP gone */
+	int refused;                 /* -F: the server refused our stray WRITE as it must */
 	double disconnect_ms;        /* how long its DISCONNECTED took, -1 = failed */
 	uint64_t raddr;              /* server region */
 	uint32_t rkey;
@@ -233,6 +250,53 @@ critical_section(struct thread_ctx *t, unsigned int lock, uint64_t tag)
 }
 
 /*
+ * -F: WRITE 8 bytes just past the server's region (its own rkey, so only
+ * the range is wrong) and expect the server to refuse it with a remote
+ * access error.  Call it between critical sections: no lock is held, and
+ * the last release's WRITE completed, so nothing else is in flight on
+ * this QP.  Sets t->refused on exactly that outcome; anything else (a
+ * success, another status, no completion) is the thread's error.
+ */
+static void
+stray_write(struct thread_ctx *t)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)&t->buf.zero, .length = 8, .lkey = t->mr->lkey,
+	};
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc;
+	int rc;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = IBV_WR_RDMA_WRITE;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = t->raddr + t->peer.length;
+	wr.wr.rdma.rkey = t->rkey;
+	t->buf.zero = 0;
+	if (ibv_post_send(t->q.qp, &wr, &bad) != 0) {
+		fprintf(stderr, "thread %u: ibv_post_send (stray WRITE): %s\n", t->id,
+			strerror(errno));
+		t->errors++;
+		return;
+	}
+	rc = rc_wait(&t->q, &wc, t->o->timeout_ms);
+	if (rc == 1 && wc.status == IBV_WC_REM_ACCESS_ERR) {
+		t->refused = 1;
+		printf("lock-client: thread %u stray WRITE after %" PRIu64 " critical sections "
+		       "refused: %s (as expected)\n", t->id, t->ops, ibv_wc_status_str(wc.status));
+		return;
+	}
+	fprintf(stderr, "thread %u: stray WRITE to 0x%" PRIx64 " not refused with a remote "
+		"access error: %s\n", t->id, (uint64_t)wr.wr.rdma.remote_addr,
+		rc == 0 ? "no completion in time" : rc < 0 ? "CQ poll failed"
+		: ibv_wc_status_str(wc.status));
+	t->errors++;
+}
+
+/*
  * Reconnect an idle QP (the last release was signaled and completed):
  * RESET, tell the server ('X' + our info: same QPN, same initial PSN), wait
  * for its 'R' (its QP went through RESET to RTR at our PSN), then INIT ->
@@ -267,7 +331,22 @@ static void leave(struct thread_ctx *t);
 static unsigned int
 ops_of(const struct options *o, unsigned int id)
 {
-	return id == 0 && o->leave_after ? o->leave_after : o->ops;
+	if (id == 0 && o->leave_after)
+		return o->leave_after;
+	if (id == 0 && o->fail_after)
+		return o->fail_after;
+	return o->ops;
+}
+
+/* -F, -C: thread 0's QP failed on purpose; its connection goes now.  A
+ * disconnect that fails is reported by leave but is not an error here. */
+static void
+leave_failed(struct thread_ctx *t)
+{
+	const uint64_t errors = t->errors;
+
+	leave(t);
+	t->errors = errors;
 }
 
 static void *
@@ -291,6 +370,12 @@ run_thread(void *arg)
 	/* -E: the others are still running; the last release completed */
 	if (t->id == 0 && t->o->leave_after)
 		leave(t);
+	/* -F: only after all its sections went well (no lock held) */
+	if (t->id == 0 && t->o->fail_after && t->errors == 0 && t->ops == ops) {
+		stray_write(t);
+		if (t->o->cm)
+			leave_failed(t);
+	}
 	return NULL;
 }
 
@@ -488,7 +573,7 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-		"usage: sword-lock-client [-C [-E N]] [-d DEV] [-x GID_INDEX] [-p PORT] [-t THREADS]\n"
+		"usage: sword-lock-client [-C [-E N]] [-F N] [-d DEV] [-x GID_INDEX] [-p PORT] [-t THREADS]\n"
 		"                         [-n OPS] [-l LOCKS] [-w TIMEOUT_MS] [-T N] [-P PSN] [-R N]\n"
 		"                         [-B] SERVER_IP\n"
 		"  -C          connect through the RDMA CM (the memory server runs -C too) and\n"
@@ -496,6 +581,9 @@ usage(void)
 		"              within -w); not with -P or -R\n"
 		"  -E N        (-C) thread 0 disconnects after N critical sections while the\n"
 		"              others go on (needs 2 threads or more)\n"
+		"  -F N        thread 0 WRITEs past the server's region after N critical\n"
+		"              sections, expects a remote access error (its QP fails) and\n"
+		"              stops while the others go on (needs 2 threads or more)\n"
 		"  -t THREADS  threads, one RC QP each (default 4, max %d)\n"
 		"  -n OPS      critical sections per thread (default 200)\n"
 		"  -l LOCKS    lock words contended for (default 1, max %d)\n"
@@ -528,10 +616,11 @@ main(int argc, char **argv)
 	struct rc_dev d;
 	int opt, ok;
 
-	while ((opt = getopt(argc, argv, "CE:d:x:p:t:n:l:w:T:P:R:Bh")) != -1) {
+	while ((opt = getopt(argc, argv, "CE:F:d:x:p:t:n:l:w:T:P:R:Bh")) != -1) {
 		switch (opt) {
 		case 'C': o.cm = 1; break;
 		case 'E': o.leave_after = (unsigned int)atoi(optarg); break;
+		case 'F': o.fail_after = (unsigned int)atoi(optarg); break;
 		case 'd': o.dev = optarg; break;
 		case 'x': o.gid_index = atoi(optarg); break;
 		case 'p': o.port = atoi(optarg); break;
@@ -552,6 +641,13 @@ main(int argc, char **argv)
 		usage();
 	if (o.leave_after && (!o.cm || o.threads < 2 || o.leave_after > o.ops)) {
 		fprintf(stderr, "-E needs -C, 2 threads or more, and at most -n critical sections\n");
+		return 2;
+	}
+	/* one early end for thread 0: leaving and failing are different tests */
+	if (o.fail_after && (o.threads < 2 || o.fail_after > o.ops || o.leave_after ||
+			     o.reconnect_every || o.broken)) {
+		fprintf(stderr, "-F needs 2 threads or more and at most -n critical sections, "
+			"and does not go with -E, -R or -B\n");
 		return 2;
 	}
 	/* the CM picks the PSN and owns the QP's states: no -P, no RESET */
@@ -629,7 +725,8 @@ main(int argc, char **argv)
 		errors++;
 
 	/* Final check from a QP that is still healthy (and connected). */
-	for (i = 0; i < o.threads && (threads[i].errors != 0 || threads[i].left); i++)
+	for (i = 0; i < o.threads &&
+		    (threads[i].errors != 0 || threads[i].left || threads[i].refused); i++)
 		;
 	if (i == o.threads || read_state(&threads[i], words) != 0) {
 		fprintf(stderr, "cannot read the final state\n");
@@ -665,14 +762,17 @@ main(int argc, char **argv)
 
 	for (i = 0; i < o.threads; i++)
 		expected += ops_of(&o, i);
+	/* -F -C: thread 0's disconnect after its failure may fail (leave_failed) */
 	ok = errors == 0 && violations == 0 && ops == expected &&
-	     (!o.cm || disconnects == o.threads);
+	     (!o.fail_after || threads[0].refused) &&
+	     (!o.cm || disconnects + (o.fail_after && threads[0].disconnect_ms < 0) == o.threads);
 	printf("lock-client: ops=%" PRIu64 " cas=%" PRIu64 " cas_failed=%" PRIu64
 	       " retries=%" PRIu64 " errors=%" PRIu64 " violations=%" PRIu64
-	       " counters_grew=%" PRIu64 " reconnects=%" PRIu64 " disconnects=%u elapsed_ms=%.1f"
+	       " counters_grew=%" PRIu64 " reconnects=%" PRIu64 " disconnects=%u refused=%d"
+	       " elapsed_ms=%.1f"
 	       " ops_per_s=%.0f avg_op_us=%.1f avg_acquire_us=%.1f result=%s\n",
 	       ops, cas, cas_failed, retries, errors, violations, grew, reconnects, disconnects,
-	       elapsed / 1e6,
+	       threads[0].refused, elapsed / 1e6,
 	       elapsed ? ops * 1e9 / elapsed : 0.0, ops ? op_ns / 1e3 / ops : 0.0,
 	       ops ? acquire_ns / 1e3 / ops : 0.0, ok ? "PASS" : "FAIL");
 
