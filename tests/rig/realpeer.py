@@ -258,6 +258,28 @@ def cm_lock_case(name, lock_n, remap="off", accel="off"):
                 disconnects=4, fn_checks=OWNER_LEAVES if remap == "on" else ())
 
 
+# A fatal NAK moves the lane (lib/remap/remap_move.c): thread 0, the
+# first to send and so the lane's owner, WRITEs past the server's region
+# (-F); the server's QP under the lane fails with a remote access error,
+# swordd moves the lane onto a rider's own server QP and asks the others
+# to resend there.  Only thread 0 sees the failure (the client checks
+# that it did, refused=1); no rider is told its lane died and no lane
+# closes (in the TCP mode nothing ends a connection within the case, so
+# lanes_closed stays 0 in lock_client_remap too; the stats are read when
+# swordd stops, before any idle expiry).
+FATAL_MOVES = (("fn_remap_lanes_moved", ">=", 1), ("fn_remap_naks_fatal", ">=", 1),
+               ("fn_remap_dead_lane_told", "==", 0), ("fn_remap_lanes_closed", "==", 0))
+
+
+def fatal_lock_case(name, lock_n, remap="off", accel="off"):
+    """The lock client out of band, thread 0 failing on purpose after a
+    quarter of its critical sections (-F) while the other three go on."""
+    fail = lock_n // 4
+    return Case(name, "lock", "-t 4 -n %d -l 1 -F %d" % (lock_n, fail), remap=remap,
+                accel=accel, n=fail + 3 * lock_n, qps=4 if remap == "on" else 0,
+                fn_checks=FATAL_MOVES if remap == "on" else ())
+
+
 def remapped_cases(lock_n, bw_n, lat_n, full):
     """Connection remapping onto one lane: the verbs lock client's 4 QPs
     (out of band, and over the RDMA CM with the lane's owner leaving
@@ -265,11 +287,14 @@ def remapped_cases(lock_n, bw_n, lat_n, full):
     RDMA CM."""
     cases = [Case("lock_client_remap", "lock", "-t 4 -n %d -l 1" % lock_n, remap="on",
                   n=4 * lock_n, qps=4),
-             cm_lock_case("lock_client_cm_remap_owner_leaves", lock_n, remap="on")]
+             cm_lock_case("lock_client_cm_remap_owner_leaves", lock_n, remap="on"),
+             fatal_lock_case("lock_client_remap_fatal_moves", lock_n, remap="on")]
     if not full:
         return cases
     cases.append(cm_lock_case("lock_client_cm_accel_remap_owner_leaves", lock_n, remap="on",
                               accel="on"))
+    cases.append(fatal_lock_case("lock_client_accel_remap_fatal_moves", lock_n, remap="on",
+                                 accel="on"))
     cases.append(Case("lock_client_accel_remap", "lock", "-t 4 -n %d -l 1" % lock_n,
                       accel="on", remap="on", n=4 * lock_n, qps=4))
     for r in ("", "-R"):
@@ -313,6 +338,9 @@ def suite(which, accel, compare_bridge):
         # the RDMA CM mode through swordd without remapping: the baseline
         # of lock_client_cm_remap_owner_leaves
         cases.append(cm_lock_case("lock_client_cm", lock_n))
+        # a fatal NAK through swordd without remapping: the baseline of
+        # lock_client_remap_fatal_moves
+        cases.append(fatal_lock_case("lock_client_fatal", lock_n))
         cases += remapped_cases(lock_n, bw_n, lat_n, False)
     else:
         for r in ("", "-R"):
@@ -348,6 +376,7 @@ def suite(which, accel, compare_bridge):
                                        a, reconnect_every=25))
         cases.append(Case("lock_client_broken", "lock", "-t 4 -n 25 -l 1 -B", expect_fail=True))
         cases.append(cm_lock_case("lock_client_cm", lock_n))
+        cases.append(fatal_lock_case("lock_client_fatal", lock_n))
         cases += remapped_cases(lock_n, bw_n, lat_n, True)
     if compare_bridge:
         # read_lat_rdmacm too: over the RDMA CM every latency case runs
@@ -570,6 +599,11 @@ def check_case(rig, case, log, rerun=False):
             if res["lock"] and int(res["lock"].get("reconnects", 0)) != case.reconnects:
                 bad.append("lock client reconnects %s != %d" % (res["lock"].get("reconnects"),
                                                                case.reconnects))
+            # -F: thread 0's stray WRITE was refused with a remote access
+            # error, exactly (the client fails otherwise; said here too)
+            if "-F" in case.args.split() and \
+                    (not res["lock"] or res["lock"].get("refused") != "1"):
+                bad.append("thread 0's stray WRITE was not refused as expected")
             if "-P %d" % SAME_PSN in case.args and \
                     len(re.findall(r"initial PSN %d\b" % SAME_PSN, cout)) != 4:
                 bad.append("not every QP started at PSN %d" % SAME_PSN)
@@ -708,6 +742,22 @@ def check_case(rig, case, log, rerun=False):
                 bad.append("swordd rewrote %d frames it does not manage" % s["rewritten"])
         # I1: every frame swordd sent is valid RoCEv2, judged by scapy
         pcap = os.path.join(rig.run_dir, "pcap", label + ".out.pcapng")
+        if os.path.exists(pcap) and case.remap == "on" and "-F" in case.args.split():
+            ev = lane_move_evidence(pcap, cout)
+            if ev is None:
+                # a capture that lost frames may have lost the NAK: said,
+                # the counters above still judge the move
+                lost = res.get("swordd", {}).get("capture_dropped", 0)
+                if shutil.which("tshark") is None or lost:
+                    res["lane_move"] = "not judged (no tshark, or %d frames not captured)" \
+                        % lost
+                else:
+                    bad.append("swordd's capture holds no fatal NAK")
+            else:
+                res["lane_move"] = "fatal NAK to client QP 0x%x; lane server QP %s -> %s" % (
+                    ev["nak_to"], hex(ev["before"]) if ev["before"] is not None else "?",
+                    ",".join(sorted(hex(x) for x in ev["after"])))
+                check_lane_moved(ev, bad)
         if os.path.exists(pcap):
             p = subprocess.run(["/usr/bin/python3", VALIDATE_PCAP, "--min", "1", pcap],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -715,7 +765,10 @@ def check_case(rig, case, log, rerun=False):
             res["pcap_check"] = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
             if p.returncode != 0:
                 bad.append("invalid frames from swordd: %s" % " | ".join(p.stdout.splitlines()[:5]))
-            os.unlink(pcap)     # up to ~20 MB each; the verdict is kept
+            # up to ~20 MB each; the verdict is kept (RIG_KEEP_PCAP=1: the
+            # capture too, to look at a run's frames with --only)
+            if os.environ.get("RIG_KEEP_PCAP", "0") != "1":
+                os.unlink(pcap)
         else:
             bad.append("swordd wrote no --pcap-out capture")
     res["kernel_drops"] = {k: v for k, v in kd.items() if v}
@@ -723,6 +776,63 @@ def check_case(rig, case, log, rerun=False):
         bad.append("kernel-level drops on the path: %s" % res["kernel_drops"])
     res["ok"] = not bad
     return res
+
+
+# AETH NAK codes that put the responder's QP in error (IBTA 9.7.5.2.2):
+# invalid request, remote access error, remote operational error
+FATAL_NAK_CODES = (1, 2, 3)
+
+
+def lane_move_evidence(pcap, cout):
+    """What swordd sent around the first fatal NAK, from its --pcap-out
+    (tshark's infiniband dissector): the client QP the NAK went to, the
+    server QP the lane's requests went to before it, and those after.
+    None when tshark is missing or the capture holds no fatal NAK."""
+    if shutil.which("tshark") is None:
+        return None
+    p = subprocess.run(["tshark", "-r", pcap, "-Y", "infiniband", "-T", "fields",
+                        "-E", "separator=,", "-e", "ip.dst", "-e", "infiniband.bth.destqp",
+                        "-e", "infiniband.aeth.syndrome"],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=300)
+    ev = {"nak_to": None, "before": None, "after": set()}
+    for line in p.stdout.splitlines():
+        dst, qp, syn = (line.split(",") + ["", "", ""])[:3]
+        if not qp:
+            continue
+        if ev["nak_to"] is None:
+            if dst == SERVER_IP:
+                ev["before"] = int(qp, 16)
+            elif syn and int(syn, 0) >> 5 == 3 and int(syn, 0) & 0x1f in FATAL_NAK_CODES:
+                ev["nak_to"] = int(qp, 16)
+        elif dst == SERVER_IP:
+            ev["after"].add(int(qp, 16))
+    if ev["nak_to"] is None:
+        return None
+    ev["qps"] = {int(t): (int(c, 16), int(s_, 16)) for t, c, s_ in
+                 re.findall(r"thread (\d+) QP (0x[0-9a-f]+) -> server QP (0x[0-9a-f]+)", cout)}
+    return ev
+
+
+def check_lane_moved(ev, bad):
+    """-F remapped: the fatal NAK went to thread 0, whose server QP
+    carried the lane (it owned it), and afterwards the lane's requests went
+    to another thread's server QP only."""
+    qps = ev["qps"]
+    if 0 not in qps:
+        bad.append("the client printed no QPs")
+        return
+    mine, theirs = qps[0], {v[1] for k, v in qps.items() if k != 0}
+    if ev["nak_to"] != mine[0]:
+        bad.append("the fatal NAK went to client QP 0x%x, not thread 0's 0x%x"
+                   % (ev["nak_to"], mine[0]))
+    if ev["before"] != mine[1]:
+        bad.append("before the fatal NAK the lane was server QP %s, not thread 0's 0x%x "
+                   "(thread 0 did not own the lane)"
+                   % ("0x%x" % ev["before"] if ev["before"] is not None else "?", mine[1]))
+    if not ev["after"] or not ev["after"] <= theirs:
+        bad.append("after the fatal NAK requests went to server QPs %s, not one of the "
+                   "other threads' %s" % (sorted(hex(x) for x in ev["after"]),
+                                         sorted(hex(x) for x in theirs)))
 
 
 def run_case(rig, case, log, rerun=False):
@@ -825,6 +935,8 @@ def summary_line(r, tag=""):
         if sw and sw.get("capture_dropped"):
             s += ", %d not captured" % sw["capture_dropped"]
         s += ")"
+    if r.get("lane_move"):
+        s += "\n      lane move: " + r["lane_move"]
     for b in r["problems"]:
         s += "\n      ! " + b
     return s
