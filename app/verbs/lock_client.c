@@ -135,17 +135,15 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Post one work request; wait for its completion if it is signaled. */
+/* Post one work request at the region's offset remote_off (no wait). */
 static int
-post(struct thread_ctx *t, enum ibv_wr_opcode opcode, void *local, uint32_t len,
-     uint64_t remote_off, uint64_t compare, uint64_t swap, int signaled)
+post_only(struct thread_ctx *t, enum ibv_wr_opcode opcode, void *local, uint32_t len,
+	  uint64_t remote_off, uint64_t compare, uint64_t swap, int signaled)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)local, .length = len, .lkey = t->mr->lkey,
 	};
 	struct ibv_send_wr wr, *bad;
-	struct ibv_wc wc;
-	int rc;
 
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = opcode;
@@ -167,6 +165,19 @@ post(struct thread_ctx *t, enum ibv_wr_opcode opcode, void *local, uint32_t len,
 		t->errors++;
 		return -1;
 	}
+	return 0;
+}
+
+/* Post one work request; wait for its completion if it is signaled. */
+static int
+post(struct thread_ctx *t, enum ibv_wr_opcode opcode, void *local, uint32_t len,
+     uint64_t remote_off, uint64_t compare, uint64_t swap, int signaled)
+{
+	struct ibv_wc wc;
+	int rc;
+
+	if (post_only(t, opcode, local, len, remote_off, compare, swap, signaled) != 0)
+		return -1;
 	if (!signaled)
 		return 0;
 	rc = rc_wait(&t->q, &wc, t->o->timeout_ms);
@@ -260,28 +271,12 @@ critical_section(struct thread_ctx *t, unsigned int lock, uint64_t tag)
 static void
 stray_write(struct thread_ctx *t)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)&t->buf.zero, .length = 8, .lkey = t->mr->lkey,
-	};
-	struct ibv_send_wr wr, *bad;
 	struct ibv_wc wc;
 	int rc;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = IBV_WR_RDMA_WRITE;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = t->raddr + t->peer.length;
-	wr.wr.rdma.rkey = t->rkey;
 	t->buf.zero = 0;
-	if (ibv_post_send(t->q.qp, &wr, &bad) != 0) {
-		fprintf(stderr, "thread %u: ibv_post_send (stray WRITE): %s\n", t->id,
-			strerror(errno));
-		t->errors++;
+	if (post_only(t, IBV_WR_RDMA_WRITE, &t->buf.zero, 8, t->peer.length, 0, 0, 1) != 0)
 		return;
-	}
 	rc = rc_wait(&t->q, &wc, t->o->timeout_ms);
 	if (rc == 1 && wc.status == IBV_WC_REM_ACCESS_ERR) {
 		t->refused = 1;
@@ -290,7 +285,7 @@ stray_write(struct thread_ctx *t)
 		return;
 	}
 	fprintf(stderr, "thread %u: stray WRITE to 0x%" PRIx64 " not refused with a remote "
-		"access error: %s\n", t->id, (uint64_t)wr.wr.rdma.remote_addr,
+		"access error: %s\n", t->id, (uint64_t)(t->raddr + t->peer.length),
 		rc == 0 ? "no completion in time" : rc < 0 ? "CQ poll failed"
 		: ibv_wc_status_str(wc.status));
 	t->errors++;

@@ -9,7 +9,6 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 int
 cm_dev_open(struct rc_dev *d, const char *name, int gid_index)
@@ -92,23 +91,14 @@ cm_conn_param(struct rdma_conn_param *cp, const void *priv, uint8_t priv_len)
 	cp->rnr_retry_count = CM_RETRY;
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int
 cm_next_event(struct rdma_event_channel *ch, int timeout_ms, struct rdma_cm_event **ev)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = rc_now_ms() + timeout_ms;
 
 	for (;;) {
 		struct pollfd p = { .fd = ch->fd, .events = POLLIN };
-		int left = (int)(deadline - now_ms()), n;
+		int left = (int)(deadline - rc_now_ms()), n;
 
 		n = poll(&p, 1, left < 0 ? 0 : left);
 		if (n < 0 && errno == EINTR)

@@ -240,8 +240,8 @@ rc_qp_connect(struct rc_qp *q, const struct rc_dev *d, const struct rc_info *pee
 	return 0;
 }
 
-static int64_t
-now_ms(void)
+int64_t
+rc_now_ms(void)
 {
 	struct timespec ts;
 
@@ -252,14 +252,14 @@ now_ms(void)
 int
 rc_wait(struct rc_qp *q, struct ibv_wc *wc, int timeout_ms)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = rc_now_ms() + timeout_ms;
 	int n;
 
 	for (;;) {
 		n = ibv_poll_cq(q->cq, 1, wc);
 		if (n != 0)
 			return n < 0 ? -1 : 1;
-		if (now_ms() >= deadline)
+		if (rc_now_ms() >= deadline)
 			return 0;
 		if (q->channel == NULL)
 			continue;
@@ -271,7 +271,7 @@ rc_wait(struct rc_qp *q, struct ibv_wc *wc, int timeout_ms)
 			return n < 0 ? -1 : 1;
 
 		struct pollfd p = { .fd = q->channel->fd, .events = POLLIN };
-		int left = (int)(deadline - now_ms());
+		int left = (int)(deadline - rc_now_ms());
 
 		if (left < 0)
 			left = 0;

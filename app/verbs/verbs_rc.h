@@ -86,6 +86,9 @@ int rc_qp_connect(struct rc_qp *q, const struct rc_dev *d, const struct rc_info 
  * channel when there is one (an emulated one-vCPU guest must not spin).
  */
 int rc_wait(struct rc_qp *q, struct ibv_wc *wc, int timeout_ms);
+/* CLOCK_MONOTONIC in milliseconds (deadlines of the waits here and in
+ * verbs_cm.c). */
+int64_t rc_now_ms(void);
 
 /* Exchange rc_info over a connected socket: send ours, read theirs. */
 int rc_exchange(int fd, const struct rc_info *mine, struct rc_info *theirs);
