@@ -139,8 +139,6 @@ static void
 lane_open(struct remap *r, struct rmp_lane *l, struct rc_conn *c, const uint8_t *f,
 	  const struct roce_pkt *p)
 {
-	uint32_t rr = c->by_cm && c->cm_responder_resources
-		? c->cm_responder_resources : r->prm.responder_resources;
 	uint16_t server = l->server;
 	const uint32_t k = (uint32_t)(l - r->lanes);
 
@@ -174,7 +172,7 @@ lane_open(struct remap *r, struct rmp_lane *l, struct rc_conn *c, const uint8_t 
 		l->rt_l3 = p->l3_off;
 		l->rt_l4 = p->l4_off;
 	}
-	l->rd_max = rr ? rr : 1;
+	l->rd_max = rmp_rd_max(r, c);
 	r->c.lanes_opened++;
 }
 

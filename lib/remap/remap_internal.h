@@ -220,6 +220,17 @@ rmp_held_at_start(struct remap *r, const struct rc_conn *c, uint64_t now)
 	return rmp_in_start_holdoff(r, now) && (c == NULL || !c->by_cm);
 }
 
+/* The responder resources of c's server QP (the CM's, else the
+ * configured default): what a lane on it may have outstanding. */
+static inline uint32_t
+rmp_rd_max(const struct remap *r, const struct rc_conn *c)
+{
+	uint32_t rr = c->by_cm && c->cm_responder_resources
+		? c->cm_responder_resources : r->prm.responder_resources;
+
+	return rr ? rr : 1;
+}
+
 /* Nobody waits on l, nobody has it held, no message is open on it: every
  * client may place (the common case, decided without the queue). */
 static inline bool

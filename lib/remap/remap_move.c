@@ -26,8 +26,10 @@
  *
  * Who cannot move: a client with a READ or real atomic before L whose
  * answer was lost (the new QP cannot answer it again) is told its QP
- * failed, as on a closed lane.  No rider to host the lane (the owner alone, or everyone
- * else failed): the lane closes as before.
+ * failed, as on a closed lane.  No rider to host the lane (the owner
+ * alone, or everyone else failed), or a host whose QP offers fewer
+ * responder resources than the READs and atomics to send again need:
+ * the lane closes as before.
  */
 #include <string.h>
 
@@ -147,8 +149,6 @@ take_identity(struct remap *r, struct rmp_lane *l, const struct rc_conn *h,
 	      const struct rmp_conn *hn)
 {
 	uint8_t *t = l->rtmpl;
-	uint32_t rr = h->by_cm && h->cm_responder_resources
-		? h->cm_responder_resources : r->prm.responder_resources;
 
 	l->cl_ip = h->cl_ip;
 	l->cl_qpn = h->cl_qpn;
@@ -157,7 +157,7 @@ take_identity(struct remap *r, struct rmp_lane *l, const struct rc_conn *h,
 	l->sport = hn->sport;
 	l->owner = rc_index(r->rc, h);
 	l->owner_inc = h->incarnation;
-	l->rd_max = rr ? rr : 1;
+	l->rd_max = rmp_rd_max(r, h);
 	/* the no-op WRITE template: the host's source (roce_build_zero_write
 	 * sets lengths, checksum and the destination QPN) */
 	if (l->rtmpl_len) {
@@ -165,6 +165,22 @@ take_identity(struct remap *r, struct rmp_lane *l, const struct rc_conn *h,
 		memcpy(t + l->rt_l3 + 12, &h->cl_ip, 4);
 		roce_st16(t + l->rt_l4, hn->sport);
 	}
+}
+
+/* READs and atomics of lane PSNs [L, next): each holds a responder
+ * resource of the new QP once sent again. */
+static uint32_t
+held_from(struct remap *r, struct rmp_lane *l, uint32_t L)
+{
+	uint32_t n = 0;
+
+	for (uint32_t q = L; roce_psn_diff(q, l->next) < 0; q = roce_psn_add(q, 1)) {
+		const struct rmp_stub *st = rmp_stub_get(r, l, q);
+
+		n += st != NULL && st->kind != RK_ACKABLE && (st->flags & RS_ENDS_MSG) &&
+		     !(st->flags & RS_RELEASED);
+	}
+	return n;
 }
 
 bool
@@ -178,6 +194,10 @@ rmp_lane_move(struct remap *r, struct rmp_lane *l, uint32_t L, uint32_t failed)
 	if (host < 0 || l->tmpl_len == 0)
 		return false;
 	h = rc_at(r->rc, (uint32_t)host);
+	/* the new QP may offer fewer responder resources than the READs and
+	 * atomics to send again there need (connections set up apart) */
+	if (held_from(r, l, L) > rmp_rd_max(r, h))
+		return false;
 	hn = &r->conns[host];
 	if (failed != RMP_NONE) {
 		fn = &r->conns[failed];
