@@ -271,13 +271,21 @@ FATAL_MOVES = (("fn_remap_lanes_moved", ">=", 1), ("fn_remap_naks_fatal", ">=", 
                ("fn_remap_dead_lane_told", "==", 0), ("fn_remap_lanes_closed", "==", 0))
 
 
-def fatal_lock_case(name, lock_n, remap="off", accel="off"):
-    """The lock client out of band, thread 0 failing on purpose after a
-    quarter of its critical sections (-F) while the other three go on."""
+def fatal_lock_case(name, lock_n, remap="off", accel="off", cm=False):
+    """The lock client out of band (cm: over the RDMA CM), thread 0 failing
+    on purpose after a quarter of its critical sections (-F) while the
+    other three go on."""
     fail = lock_n // 4
-    return Case(name, "lock", "-t 4 -n %d -l 1 -F %d" % (lock_n, fail), remap=remap,
-                accel=accel, n=fail + 3 * lock_n, qps=4 if remap == "on" else 0,
-                fn_checks=FATAL_MOVES if remap == "on" else ())
+    checks = FATAL_MOVES if remap == "on" else ()
+    if cm and remap == "on":
+        # over the CM every connection ends within the case: the moved
+        # lane closes when its last rider leaves (its new owner's DREQ
+        # held meanwhile if it leaves first), so lanes_closed is not 0
+        checks = tuple(c for c in FATAL_MOVES if c[0] != "fn_remap_lanes_closed")
+    return Case(name, "lock", "%s-t 4 -n %d -l 1 -F %d" % ("-C " if cm else "", lock_n, fail),
+                remap=remap, accel=accel, n=fail + 3 * lock_n,
+                qps=4 if remap == "on" else 0, disconnects=4 if cm else 0,
+                fn_checks=checks)
 
 
 def remapped_cases(lock_n, bw_n, lat_n, full):
@@ -295,6 +303,10 @@ def remapped_cases(lock_n, bw_n, lat_n, full):
                               accel="on"))
     cases.append(fatal_lock_case("lock_client_accel_remap_fatal_moves", lock_n, remap="on",
                                  accel="on"))
+    # both at once over the RDMA CM: the lane moves onto another thread's
+    # QP, which then owns it and leaves at the end like any owner
+    cases.append(fatal_lock_case("lock_client_cm_remap_fatal_moves", lock_n, remap="on",
+                                 cm=True))
     cases.append(Case("lock_client_accel_remap", "lock", "-t 4 -n %d -l 1" % lock_n,
                       accel="on", remap="on", n=4 * lock_n, qps=4))
     for r in ("", "-R"):
@@ -797,7 +809,8 @@ def lane_move_evidence(pcap, cout):
     ev = {"nak_to": None, "before": None, "after": set()}
     for line in p.stdout.splitlines():
         dst, qp, syn = (line.split(",") + ["", "", ""])[:3]
-        if not qp:
+        # QP 1: the RDMA CM's MADs (with -C), not the lane
+        if not qp or int(qp, 16) == 1:
             continue
         if ev["nak_to"] is None:
             if dst == SERVER_IP:
