@@ -186,12 +186,18 @@ held_from(struct remap *r, struct rmp_lane *l, uint32_t L)
 bool
 rmp_lane_move(struct remap *r, struct rmp_lane *l, uint32_t L, uint32_t failed)
 {
-	const int32_t host = pick_host(r, l, failed);
 	struct rmp_conn *hn, *fn;
 	struct rc_conn *h;
 	uint32_t delta;
+	int32_t host;
 
-	if (host < 0 || l->tmpl_len == 0)
+	if (l->tmpl_len == 0)
+		return false;
+	/* first: a client that cannot go on is no host either (moved or
+	 * closed, the lane then tells it) */
+	lose_unanswered(r, l, L);
+	host = pick_host(r, l, failed);
+	if (host < 0)
 		return false;
 	h = rc_at(r->rc, (uint32_t)host);
 	/* the new QP may offer fewer responder resources than the READs and
@@ -207,7 +213,6 @@ rmp_lane_move(struct remap *r, struct rmp_lane *l, uint32_t L, uint32_t failed)
 		if (l->resv_set && l->resv_conn == failed)
 			l->resv_set = 0;
 	}
-	lose_unanswered(r, l, L);
 	/* the failed QP is its owner's own: never a host again */
 	if (rc_at(r->rc, l->owner) != NULL && r->conns[l->owner].inc == l->owner_inc)
 		r->conns[l->owner].own_qp_dead = 1;

@@ -1303,6 +1303,60 @@ START_TEST(t_fatal_nak_moves_twice)
 END_TEST
 
 /*
+ * A client whose READ the old QP answered, the answer lost, cannot move
+ * with the lane: the new QP never saw that READ, and the lane would wait
+ * for its answer before asking the client to resend.  Clients 0 (owner),
+ * 1, 2 on the lane; client 1's READ is answered but the answer lost;
+ * client 0's next WRITE is NAKed (fatal): the lane moves onto client 2's
+ * QP and client 1 is told its QP failed, at its READ.  (Fails with only
+ * atomics counted: the lane moved onto client 1's QP, nobody told.)
+ */
+START_TEST(t_fatal_nak_read_answer_lost)
+{
+	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
+				   .keep_conns = true };
+	uint8_t f[256], aeth[4] = { roce_syndrome_make(ROCE_AETH_NAK, ROCE_NAK_REMOTE_ACCESS) },
+		reth[16] = { 0 };
+	struct remap_emit emit[8];
+	struct remap_lane_info li;
+	struct asked fails = { 0 };
+	struct dr d = { 0 };
+	struct roce_pkt p, q;
+	uint32_t len, n_emit = 0, lb;
+
+	lb = dr_two_bound(&d, &sv);
+	ck_assert_int_eq(dr_frame(&d, false, 0, lb, NULL, NULL), REMAP_MODIFIED);
+	ck_assert_int_eq(dr_frame(&d, true, 2, 700, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, false, 2, 700, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, true, 2, 701, NULL, &q), REMAP_MODIFIED);
+	ck_assert_int_eq(dr_frame(&d, false, 0, q.psn, NULL, NULL), REMAP_MODIFIED);
+	/* client 1's READ of 8 bytes at its 502: on the lane, its answer lost */
+	reth[15] = 8;
+	len = rm_build(f, &d.up[1], ROCE_RC_READ_REQUEST, 502, true, reth, 16, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_request(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
+					  &n_emit), REMAP_MODIFIED);
+	/* client 0's next WRITE after it fails */
+	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, &q), REMAP_MODIFIED);
+	len = rm_build(f, &d.down[0], ROCE_RC_ACKNOWLEDGE, q.psn, false, aeth, 4, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_response(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
+					   &n_emit), REMAP_MODIFIED);
+	ck_assert_uint_eq(R2(d.r)->lanes_moved, 1);
+	ck_assert_int_eq(remap_lane_info(d.r, sv.ip, 0, &li), 0);
+	ck_assert_uint_eq(li.srv_qpn, 0x102);
+	ck_assert_uint_eq(li.bound, 1);
+	remap_tick(d.r, 2, emit, 8, &n_emit);
+	note_fails(&fails, emit, n_emit);
+	ck_assert_int_eq(fails.n, 1);
+	ck_assert_uint_eq(fails.qpn[0], 0x201);
+	ck_assert_uint_eq(fails.psn[0], 502);
+	remap_destroy(d.r);
+	rc_destroy(d.rc);
+}
+END_TEST
+
+/*
  * The same in the closed loop, with a responder whose QP goes to error at
  * a fatal NAK (as an RNIC's: everything after it dropped, err_dropped):
  * 4 Sherman clients on one lane; once client F (_i: the lane's owner, or
@@ -1587,6 +1641,7 @@ remap_suite(void)
 	tcase_add_test(tc, t_closed_lane_tells_at_next_request);
 	tcase_add_test(tc, t_fatal_nak_moves_lane);
 	tcase_add_test(tc, t_fatal_nak_moves_twice);
+	tcase_add_test(tc, t_fatal_nak_read_answer_lost);
 	tcase_add_loop_test(tc, t_fatal_nak_closed_loop, 0, 4);
 	tcase_add_test(tc, t_owner_disconnect_keeps_lane);
 	tcase_add_loop_test(tc, t_kept_lane_ends, 0, 2);
