@@ -152,6 +152,7 @@ struct rmp_conn {
 	uint16_t sport;       /* its requests' UDP source port (a lane moving
 			       * onto its own QP sends from it) */
 	uint8_t own_qp_dead;  /* its own server QP was a lane that failed */
+	uint8_t stuck;        /* remap_move.c, within one move only */
 	uint32_t bind_psn;    /* first client PSN on the lane */
 	uint32_t next;        /* next client PSN expected on the lane */
 	uint32_t acked;       /* client PSNs before this are answered to it */

@@ -49,7 +49,7 @@ pick_host(struct remap *r, const struct rmp_lane *l, uint32_t failed)
 
 		if (c == NULL || rcn->inc != c->incarnation || rcn->state != RC_BOUND ||
 		    rcn->lane != k || i == failed || rcn->two_sided || !c->paired ||
-		    rcn->own_qp_dead ||
+		    rcn->own_qp_dead || rcn->stuck ||
 		    (c->cl_ip == l->cl_ip && c->cl_qpn == l->cl_qpn) ||
 		    (i == l->owner && c->incarnation == l->owner_inc))
 			continue;
@@ -63,6 +63,8 @@ pick_host(struct remap *r, const struct rmp_lane *l, uint32_t failed)
 static void
 lose(struct remap *r, struct rmp_lane *l, struct rmp_conn *rcn)
 {
+	if (rcn->state != RC_BOUND)
+		return;         /* lost already (the failed client, say) */
 	rcn->state = RC_LOST;
 	rcn->waiting = 0;
 	if (l->bound)
@@ -74,9 +76,14 @@ lose(struct remap *r, struct rmp_lane *l, struct rmp_conn *rcn)
  * answer was lost (before L): the old QP would have answered their
  * retransmission from its responder resources; the new one never saw
  * it, and the lane would wait for their answers before asking them to
- * resend.  They cannot go on. */
+ * resend.  They cannot go on, nor host the lane.  STUCK_MARK flags them
+ * (rmp_conn.stuck, for pick_host), STUCK_CLEAR takes the flags back (no
+ * move after all: the lane closes and tells everyone), STUCK_LOSE takes
+ * them off the lane. */
+enum stuck_op { STUCK_MARK, STUCK_CLEAR, STUCK_LOSE };
+
 static void
-lose_unanswered(struct remap *r, struct rmp_lane *l, uint32_t L)
+stuck(struct remap *r, struct rmp_lane *l, uint32_t L, enum stuck_op op)
 {
 	for (uint32_t k = 0; k <= r->ring_mask; k++) {
 		struct rmp_stub *st = &l->stubs[k];
@@ -86,7 +93,9 @@ lose_unanswered(struct remap *r, struct rmp_lane *l, uint32_t L)
 		    roce_psn_diff(st->lpsn, L) >= 0 || roce_psn_diff(st->lpsn, l->start) < 0 ||
 		    rmp_stub_client(r, st, &rcn) == NULL)
 			continue;
-		lose(r, l, rcn);
+		rcn->stuck = op == STUCK_MARK;
+		if (op == STUCK_LOSE)
+			lose(r, l, rcn);
 	}
 }
 
@@ -193,17 +202,16 @@ rmp_lane_move(struct remap *r, struct rmp_lane *l, uint32_t L, uint32_t failed)
 
 	if (l->tmpl_len == 0)
 		return false;
-	/* first: a client that cannot go on is no host either (moved or
-	 * closed, the lane then tells it) */
-	lose_unanswered(r, l, L);
+	stuck(r, l, L, STUCK_MARK);
 	host = pick_host(r, l, failed);
-	if (host < 0)
-		return false;
-	h = rc_at(r->rc, (uint32_t)host);
+	h = host < 0 ? NULL : rc_at(r->rc, (uint32_t)host);
 	/* the new QP may offer fewer responder resources than the READs and
 	 * atomics to send again there need (connections set up apart) */
-	if (held_from(r, l, L) > rmp_rd_max(r, h))
+	if (h == NULL || held_from(r, l, L) > rmp_rd_max(r, h)) {
+		stuck(r, l, L, STUCK_CLEAR);
 		return false;
+	}
+	stuck(r, l, L, STUCK_LOSE);
 	hn = &r->conns[host];
 	if (failed != RMP_NONE) {
 		fn = &r->conns[failed];
