@@ -1246,6 +1246,21 @@ START_TEST(t_fatal_nak_moves_lane)
 }
 END_TEST
 
+/* Clients 0 (the owner), 1 and 2 on the lane, every request answered. */
+static void
+dr_three_bound(struct dr *d, struct remap_server *sv)
+{
+	struct roce_pkt q;
+	uint32_t lb = dr_two_bound(d, sv);
+
+	ck_assert_int_eq(dr_frame(d, false, 0, lb, NULL, NULL), REMAP_MODIFIED);
+	ck_assert_int_eq(dr_frame(d, true, 2, 700, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(d, false, 2, 700, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(d, true, 2, 701, NULL, &q), REMAP_MODIFIED);
+	ck_assert_int_eq(dr_frame(d, false, 0, q.psn, NULL, NULL), REMAP_MODIFIED);
+	ck_assert_uint_eq(R2(d->r)->bound, 3);
+}
+
 /*
  * A lane that moved fails again: the QP it first broke on (its first
  * owner's, client 0's) is never a host again.  Clients 0, 1, 2 on the
@@ -1264,16 +1279,9 @@ START_TEST(t_fatal_nak_moves_twice)
 	struct remap_lane_info li;
 	struct dr d = { 0 };
 	struct roce_pkt p, q;
-	uint32_t len, n_emit = 0, lb, l1, l2;
+	uint32_t len, n_emit = 0, l1, l2;
 
-	lb = dr_two_bound(&d, &sv);
-	ck_assert_int_eq(dr_frame(&d, false, 0, lb, NULL, NULL), REMAP_MODIFIED);
-	/* client 2 binds too */
-	ck_assert_int_eq(dr_frame(&d, true, 2, 700, NULL, NULL), REMAP_PASS);
-	ck_assert_int_eq(dr_frame(&d, false, 2, 700, NULL, NULL), REMAP_PASS);
-	ck_assert_int_eq(dr_frame(&d, true, 2, 701, NULL, &q), REMAP_MODIFIED);
-	ck_assert_int_eq(dr_frame(&d, false, 0, q.psn, NULL, NULL), REMAP_MODIFIED);
-	ck_assert_uint_eq(R2(d.r)->bound, 3);
+	dr_three_bound(&d, &sv);
 	/* client 1's next request fails: the lane moves onto client 2's QP */
 	ck_assert_int_eq(dr_frame(&d, true, 1, 502, NULL, &q), REMAP_MODIFIED);
 	l1 = q.psn;
@@ -1322,14 +1330,9 @@ START_TEST(t_fatal_nak_read_answer_lost)
 	struct asked fails = { 0 };
 	struct dr d = { 0 };
 	struct roce_pkt p, q;
-	uint32_t len, n_emit = 0, lb;
+	uint32_t len, n_emit = 0;
 
-	lb = dr_two_bound(&d, &sv);
-	ck_assert_int_eq(dr_frame(&d, false, 0, lb, NULL, NULL), REMAP_MODIFIED);
-	ck_assert_int_eq(dr_frame(&d, true, 2, 700, NULL, NULL), REMAP_PASS);
-	ck_assert_int_eq(dr_frame(&d, false, 2, 700, NULL, NULL), REMAP_PASS);
-	ck_assert_int_eq(dr_frame(&d, true, 2, 701, NULL, &q), REMAP_MODIFIED);
-	ck_assert_int_eq(dr_frame(&d, false, 0, q.psn, NULL, NULL), REMAP_MODIFIED);
+	dr_three_bound(&d, &sv);
 	/* client 1's READ of 8 bytes at its 502: on the lane, its answer lost */
 	reth[15] = 8;
 	len = rm_build(f, &d.up[1], ROCE_RC_READ_REQUEST, 502, true, reth, 16, NULL, 0);
