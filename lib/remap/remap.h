@@ -98,8 +98,8 @@ struct remap_params {
 	 * Frames remap builds (emit) are always signed. */
 	bool defer_resign;
 	/* Tests only: every frame through the general steps, none through
-	 * the common-case paths (remap_req.c req_fast, remap_resp.c
-	 * resp_fast), so that a harness can run a script both ways and
+	 * the common-case paths (remap_request_fast, remap_response_fast:
+	 * they decline every frame), so that a harness can run a script both ways and
 	 * compare what leaves (fuzz_remap does). */
 	bool general_only;
 };
@@ -208,6 +208,28 @@ enum remap_verdict remap_on_response(struct remap *r, uint8_t *frame, uint32_t *
 				     uint32_t cap, struct roce_pkt *p, bool icrc_ok,
 				     uint64_t now, struct remap_emit *emit,
 				     uint32_t emit_cap, uint32_t *n_emit);
+
+/*
+ * remap_on_request and remap_on_response in two steps, for a caller that
+ * counts instructions (swordd's worker): the common case alone (a bound
+ * connection's next one-PSN WRITE or atomic on a free lane; the lane's
+ * ACK of its oldest PSN), true if it was remapped (REMAP_MODIFIED,
+ * nothing emitted); false: nothing was changed but *icrc_ok (true once
+ * verified), and the general step must take the frame.  remap_on_* is
+ * the one, then the other.
+ */
+bool remap_request_fast(struct remap *r, uint8_t *frame, struct roce_pkt *p,
+			bool *icrc_ok, uint64_t now);
+enum remap_verdict remap_request_general(struct remap *r, uint8_t *frame, uint32_t *len,
+					 uint32_t cap, struct roce_pkt *p, bool icrc_ok,
+					 uint64_t now, struct remap_emit *emit,
+					 uint32_t emit_cap, uint32_t *n_emit);
+bool remap_response_fast(struct remap *r, uint8_t *frame, struct roce_pkt *p,
+			 bool *icrc_ok, uint64_t now);
+enum remap_verdict remap_response_general(struct remap *r, uint8_t *frame, uint32_t *len,
+					  uint32_t cap, struct roce_pkt *p, bool icrc_ok,
+					  uint64_t now, struct remap_emit *emit,
+					  uint32_t emit_cap, uint32_t *n_emit);
 
 /*
  * Time passed with no frame to hang work on: a client asked back whose

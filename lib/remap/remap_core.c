@@ -162,8 +162,7 @@ lane_open(struct remap *r, struct rmp_lane *l, struct rc_conn *c, const uint8_t 
 	l->cl_ip = c->cl_ip;
 	l->cl_qpn = c->cl_qpn;
 	l->srv_qpn = c->srv_qpn;
-	memcpy(l->srv_mac, f, 6);
-	memcpy(l->cl_mac, f + 6, 6);
+	memcpy(l->eth, f, 12);
 	l->sport = roce_ld16(f + p->l4_off);
 	l->start = l->next = l->una = p->psn;
 	if (p->ip_version == 4 && (uint32_t)p->bth_off + ROCE_BTH_LEN <= sizeof(l->rtmpl)) {

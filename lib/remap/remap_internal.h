@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include <rte_branch_prediction.h>
+
 #include "remap.h"
 
 #define RMP_NONE UINT32_MAX
@@ -31,6 +33,9 @@ enum rmp_kind {
 #define RS_REACK    0x04  /* answered, then retransmitted: ACK it again */
 #define RS_FIRST    0x08  /* first PSN of a request (READ span, atomic) */
 #define RS_RELEASED 0x10  /* its responder resource is given back */
+/* WRITE/SEND: its client was acknowledged for it (set where the common
+ * case answers it; the slot may then be reused at once, slot_needed) */
+#define RS_ACKED    0x20
 
 struct rmp_stub {
 	uint64_t orig;        /* an answered real atomic's result */
@@ -44,15 +49,25 @@ struct rmp_stub {
 };
 
 struct rmp_lane {
-	uint8_t open;
-	uint8_t recovering;   /* the server NAKed: requests beyond resend wait */
+	/* Four state bytes, also read as one word: the common case
+	 * (remap_*_fast) is a lane open and nothing else (rmp_lane_quiet). */
+	union {
+		struct {
+			uint8_t open;
+			uint8_t recovering;   /* the server NAKed: requests beyond
+					       * resend wait */
+			/* a multi-packet WRITE/SEND under way: its packets must
+			 * follow each other on the lane (a responder takes
+			 * another message's first packet there for an invalid
+			 * request, a fatal NAK) */
+			uint8_t msg_open;
+			uint8_t resv_set;     /* held for a client (resv_conn) */
+		};
+		uint32_t state4;
+	};
 	uint16_t server;
 	uint32_t owner, owner_inc;     /* borrowed connection (rc slot, life) */
 	uint32_t dom;         /* its ordering domain (rc_new_domain) */
-	/* a multi-packet WRITE/SEND under way: its packets must follow each
-	 * other on the lane (a responder takes another message's first
-	 * packet there for an invalid request, a fatal NAK) */
-	uint8_t msg_open;
 	uint32_t msg_conn, msg_inc;   /* whose, or who placed last (rc slot, life) */
 	/* Clients whose request swordd refused (no room, another's message
 	 * open), first come first served: the head is asked to resend once
@@ -62,7 +77,6 @@ struct rmp_lane {
 	 * timer (rxe, timeout 0) would wait forever, and rxe ignores a second
 	 * NAK while retrying, so it is sent only when its resend will fit. */
 	uint32_t wait_head, wait_n;   /* queue in wait (below) */
-	uint8_t resv_set;
 	uint16_t streak;      /* placed by msg_conn while others waited */
 	uint8_t opener;       /* msg_conn has opened a multi-packet message */
 	uint64_t opened_tsc;  /* when it last did */
@@ -70,7 +84,9 @@ struct rmp_lane {
 	uint64_t resv_tsc;
 	/* what the server QP checks about its peer, from the owner's frames */
 	uint32_t cl_ip, cl_qpn, srv_qpn;
-	uint8_t cl_mac[6], srv_mac[6];
+	/* the Ethernet addresses its requests carry: the server's, then the
+	 * owner's (one copy into a stitched frame) */
+	uint8_t eth[12];
 	uint16_t sport;
 	uint32_t start;       /* first lane PSN */
 	uint32_t next;        /* next lane PSN to give out */
@@ -181,10 +197,11 @@ struct remap {
 	struct remap_counters c;
 	uint64_t start_tsc;            /* first frame seen (start_holdoff) */
 	bool started;
+	bool holdoff_over;             /* the start hold-off has passed */
 	bool dead_pending;             /* a lane closed: remap_tick tells its clients */
 	bool dreq_pending;             /* a lane with a held DREQ closed: remap_tick sends it */
 	/* rmp_order_domains' last "placed now on a free lane" answer, for
-	 * the request it was asked about (req_fast then skips the checks it
+	 * the request it was asked about (remap_request_fast then skips the checks it
 	 * made).  Valid only until remapping next runs: every entry point
 	 * (a frame, a tick, a connection's end) forgets it first, so the
 	 * lane and the connection are as they were when it was given. */
@@ -205,13 +222,16 @@ rmp_forget_told(struct remap *r)
 static inline bool
 rmp_in_start_holdoff(struct remap *r, uint64_t now)
 {
-	if (r->prm.start_holdoff_tsc == 0)
+	if (likely(r->holdoff_over))
 		return false;
 	if (!r->started) {
 		r->started = true;
 		r->start_tsc = now;
 	}
-	return now - r->start_tsc < r->prm.start_holdoff_tsc;
+	if (r->prm.start_holdoff_tsc != 0 && now - r->start_tsc < r->prm.start_holdoff_tsc)
+		return true;
+	r->holdoff_over = true;    /* once: every frame asks */
+	return false;
 }
 
 /* Within the start hold-off, a connection not set up by the CM since. */
@@ -230,6 +250,19 @@ rmp_rd_max(const struct remap *r, const struct rc_conn *c)
 		? c->cm_responder_resources : r->prm.responder_resources;
 
 	return rr ? rr : 1;
+}
+
+/* Open, not recovering, nobody waits on it or has it held, no message is
+ * open on it: rmp_lane_free on an open lane that is not recovering, in
+ * two compares (the state bytes as one word). */
+static inline bool
+rmp_lane_quiet(const struct rmp_lane *l)
+{
+	static const uint8_t quiet[4] = { 1, 0, 0, 0 };   /* open only */
+	uint32_t w;
+
+	memcpy(&w, quiet, sizeof(w));
+	return l->state4 == w && l->wait_n == 0;
 }
 
 /* Nobody waits on l, nobody has it held, no message is open on it: every
@@ -409,21 +442,25 @@ int rmp_build_filler(const struct rmp_lane *l, uint32_t lpsn, struct remap_emit 
  * Replace the IPv4 address at ip_off + at and fold the change into the
  * header checksum (RFC 1624 eqn. 3): cheaper than summing the header
  * again, and a checksum that was wrong on arrival stays wrong.  On the
- * 16-bit words as they lie in memory: a one's-complement sum comes out
- * the same in either byte order (RFC 1071 2.(B)), so nothing is swapped.
+ * words as they lie in memory: a one's-complement sum comes out the same
+ * in either byte order (RFC 1071 2.(B)), so nothing is swapped; and the
+ * same summed as 32-bit words then folded (2^16 = 1 in it), so the
+ * address is taken whole.
  */
 static inline void
 rmp_set_ip4_addr(uint8_t *f, const struct roce_pkt *p, unsigned int at, uint32_t addr)
 {
 	uint8_t *a = f + p->l3_off + at, *ck = f + p->l3_off + 10;
-	uint32_t old, sum;
+	uint32_t old;
+	uint64_t sum;
 	uint16_t c;
 
 	memcpy(&old, a, 4);
 	memcpy(&c, ck, 2);
-	sum = (uint32_t)(uint16_t)~c + (uint16_t)~old + (uint16_t)~(old >> 16) +
-	      (uint16_t)addr + (addr >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (uint64_t)(uint16_t)~c + (uint32_t)~old + addr;   /* < 2^34 */
+	sum = (sum & 0xffffffff) + (sum >> 32);                 /* < 2^32 + 4 */
+	sum = (sum & 0xffff) + (sum >> 16);                     /* < 2^17 + 1 */
+	sum = (sum & 0xffff) + (sum >> 16);                     /* <= 0x10000 */
 	sum = (sum & 0xffff) + (sum >> 16);
 	c = (uint16_t)~sum;
 	memcpy(a, &addr, 4);

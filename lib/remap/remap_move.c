@@ -162,7 +162,7 @@ take_identity(struct remap *r, struct rmp_lane *l, const struct rc_conn *h,
 	l->cl_ip = h->cl_ip;
 	l->cl_qpn = h->cl_qpn;
 	l->srv_qpn = h->srv_qpn;
-	memcpy(l->cl_mac, hn->mac, 6);
+	memcpy(l->eth + 6, hn->mac, 6);
 	l->sport = hn->sport;
 	l->owner = rc_index(r->rc, h);
 	l->owner_inc = h->incarnation;

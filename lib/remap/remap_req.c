@@ -52,11 +52,13 @@ stitch(struct remap *r, struct rmp_lane *l, uint8_t *f, struct roce_pkt *p,
 {
 	struct rc_conn *owner = rc_at(r->rc, l->owner);
 
-	rmp_set_src(f, p, l->cl_mac, l->srv_mac, l->cl_ip, l->sport);
+	memcpy(f, l->eth, sizeof(l->eth));
+	if (p->src_ip4 != l->cl_ip)
+		rmp_set_ip4_addr(f, p, 12, l->cl_ip);
+	roce_st16(f + p->l4_off, l->sport);
 	p->src_ip4 = l->cl_ip;
-	roce_set_qpn(f, p, l->srv_qpn);
+	roce_set_qpn_psn(f, p, l->srv_qpn, lpsn);
 	p->qpn = l->srv_qpn;
-	roce_set_psn(f, p, lpsn);
 	p->psn = lpsn;
 	if (!r->prm.defer_resign)
 		rmp_resign(f, p);
@@ -81,7 +83,10 @@ slot_needed(struct remap *r, struct rmp_lane *l, uint32_t lpsn)
 	struct rmp_stub *st = rmp_stub_at(r, l, lpsn);
 	struct rmp_conn *rcn;
 
-	if (st->inc == 0 || rmp_stub_client(r, st, &rcn) == NULL)
+	/* answered (an atomic, a READ) or acknowledged (RS_ACKED): the
+	 * common case, told by the flags alone */
+	if (st->inc == 0 || (st->flags & (RS_ANSWERED | RS_ACKED)) ||
+	    rmp_stub_client(r, st, &rcn) == NULL)
 		return false;
 	if (st->kind == RK_ATOMIC)
 		return !(st->flags & RS_ANSWERED);
@@ -156,42 +161,53 @@ placed_now(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, uint8_t
 	       rmp_lane_fit(r, l, kind, 1) == RMP_FITS;
 }
 
-void
-rmp_order_domains(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic,
-		  uint32_t *dom, uint32_t *adom)
+/* rmp_order_domains on a lane somebody waits on, holds, or has a message
+ * open on: the turn decides (out of line: the common case is a leaf). */
+static __rte_noinline void
+order_busy(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, bool atomic,
+	   uint32_t *dom, uint32_t *adom)
 {
-	struct remap *r = ctx;
-	const struct rmp_conn *rcn = &r->conns[rc_index(r->rc, c)];
-	struct rmp_lane *l;
-
-	*dom = *adom = 0;
-	if (rcn->inc != c->incarnation || rcn->state != RC_BOUND ||
-	    rcn->next != psn || roce_psn_diff(psn, rcn->bind_psn) < 0)
-		return;
-	l = &r->lanes[rcn->lane];
-	if (!l->open || l->recovering)
-		return;
-	if (rmp_lane_free(l)) {
-		/* every turn allowed; an atomic's room is a WRITE's plus a
-		 * responder resource (rmp_lane_fit) */
-		if (!one_psn_room(r, l))
-			return;
-		r->told.conn = rc_index(r->rc, c);
-		r->told.inc = c->incarnation;
-		r->told.psn = psn;
-		r->told.rd_room = rd_room(l);
-		r->told.set = true;
-		*dom = l->dom;
-		if (!atomic || (r->told.rd_room && ring_room(r, l, 0)))
-			*adom = l->dom;
-		return;
-	}
 	if (!atomic) {
 		*dom = *adom = placed_now(r, l, c, RK_ACKABLE) ? l->dom : 0;
 		return;
 	}
 	*dom = placed_now(r, l, c, RK_ACKABLE) ? l->dom : 0;
 	*adom = placed_now(r, l, c, RK_ATOMIC) ? l->dom : 0;
+}
+
+void
+rmp_order_domains(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic,
+		  uint32_t *dom, uint32_t *adom)
+{
+	struct remap *r = ctx;
+	const uint32_t slot = rc_index(r->rc, c);
+	const struct rmp_conn *rcn = &r->conns[slot];
+	struct rmp_lane *l;
+	bool rd;
+
+	*dom = *adom = 0;
+	if (rcn->inc != c->incarnation || rcn->state != RC_BOUND ||
+	    rcn->next != psn || roce_psn_diff(psn, rcn->bind_psn) < 0)
+		return;
+	l = &r->lanes[rcn->lane];
+	if (!rmp_lane_quiet(l)) {
+		if (l->open && !l->recovering)
+			order_busy(r, l, c, atomic, dom, adom);
+		return;
+	}
+	/* every turn allowed; an atomic's room is a WRITE's plus a responder
+	 * resource (rmp_lane_fit) */
+	if (!one_psn_room(r, l))
+		return;
+	rd = rd_room(l);
+	r->told.conn = slot;
+	r->told.inc = c->incarnation;
+	r->told.psn = psn;
+	r->told.rd_room = rd;
+	r->told.set = true;
+	*dom = l->dom;
+	if (!atomic || (rd && ring_room(r, l, 0)))
+		*adom = l->dom;
 }
 
 /* Stubs for client PSNs cpsn.. at the lane's next PSNs; cmsn is the
@@ -524,63 +540,155 @@ req_direct(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
  * a bound connection's next request, one PSN that is a whole one-sided
  * message (a WRITE only, or an atomic), verified, on an open lane that is
  * not recovering and that nobody waits on or holds, with room.  It is
- * what req_route -> req_fresh -> stitch does for it, step for step, and
- * nothing else happens there (rmp_turn allows, rmp_served only clears
- * waiting, the lane stays free so rmp_wake returns at once); fuzz_remap
- * runs every script both ways and compares what leaves.
+ * what remap_request_general -> req_route -> req_fresh -> stitch does for
+ * it, step for step, and nothing else happens there (rmp_turn allows,
+ * rmp_served only clears waiting, the lane stays free so rmp_wake returns
+ * at once); fuzz_remap runs every script both ways and compares what
+ * leaves.
  */
-static bool
-req_fast(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
-	 struct roce_pkt *p, uint64_t now, int told_rd_room)
-{
-	const uint32_t flags = p->oi->flags, cpsn = p->psn;
-	struct rmp_lane *l = &r->lanes[rcn->lane];
-	uint32_t lpsn, cmsn;
-	uint8_t kind;
 
-	if (flags & ROCE_F_ATOMIC)
-		kind = RK_ATOMIC;
-	else if ((flags & (ROCE_F_READ | ROCE_F_ONLY)) == ROCE_F_ONLY && !rmp_two_sided(p))
-		kind = RK_ACKABLE;
-	else
-		return false;
-	if (told_rd_room >= 0) {
-		/* rmp_order_domains checked the rest for this very request */
-		if (kind != RK_ACKABLE && !told_rd_room)
-			return false;
-	} else if (rcn->state != RC_BOUND || cpsn != rcn->next ||
-		   roce_psn_diff(cpsn, rcn->bind_psn) < 0 || !l->open || l->recovering ||
-		   !rmp_lane_free(l) || (kind != RK_ACKABLE && !rd_room(l)) ||
-		   !one_psn_room(r, l)) {
+/* Which stub a common-case request leaves (RK_EMPTY: not one): a WRITE
+ * only without immediate, or an atomic.  By opcode: a handful of
+ * compares where the flags took a dozen. */
+static inline uint8_t
+fast_kind(const struct roce_pkt *p)
+{
+	switch (p->opcode) {
+	case ROCE_RC_WRITE_ONLY:
+		return RK_ACKABLE;
+	case ROCE_RC_COMPARE_SWAP:
+	case ROCE_RC_FETCH_ADD:
+		return RK_ATOMIC;
+	default:
+		return RK_EMPTY;
+	}
+}
+
+/* The connection p is the next request of, on a free lane with room for
+ * it (kind), found and checked here; else NULL. */
+static __rte_noinline struct rc_conn *
+fast_conn_untold(struct remap *r, const struct roce_pkt *p, uint8_t kind, uint64_t now)
+{
+	const struct rmp_conn *rcn;
+	struct rmp_lane *l;
+	struct rc_conn *c;
+
+	if (p->ip_version != 4 || rmp_server_of(r, p->dst_ip4) < 0 ||
+	    (c = rc_find_req(r->rc, p->src_ip4, p->dst_ip4, p->qpn)) == NULL ||
+	    rmp_held_at_start(r, c, now))
+		return NULL;
+	rcn = &r->conns[rc_index(r->rc, c)];
+	if (rcn->inc != c->incarnation || rcn->state != RC_BOUND || p->psn != rcn->next ||
+	    roce_psn_diff(p->psn, rcn->bind_psn) < 0)
+		return NULL;
+	l = &r->lanes[rcn->lane];
+	if (!rmp_lane_quiet(l) || (kind != RK_ACKABLE && !rd_room(l)) || !one_psn_room(r, l))
+		return NULL;
+	return c;
+}
+
+/* The same from rmp_order_domains' answer for this very request (told:
+ * it checked the rest when the serializer asked, and nothing of
+ * remapping ran since); else NULL. */
+static inline struct rc_conn *
+fast_conn_told(struct remap *r, const struct roce_pkt *p, uint8_t kind, uint64_t now)
+{
+	struct rc_conn *c = &((struct rc_table_head *)(void *)r->rc)->conns[r->told.conn];
+
+	if (c->incarnation != r->told.inc || p->psn != r->told.psn || c->srv_qpn != p->qpn ||
+	    c->cl_ip != p->src_ip4 || c->srv_ip != p->dst_ip4 || p->ip_version != 4 ||
+	    (kind != RK_ACKABLE && !r->told.rd_room) || rmp_held_at_start(r, c, now))
+		return NULL;
+	return c;
+}
+
+/* One stub, a whole message of one PSN: place() for span 1. */
+static __rte_always_inline uint32_t
+place_one(struct remap *r, struct rmp_lane *l, uint32_t slot, const struct rc_conn *c,
+	  uint32_t cpsn, uint8_t kind, uint32_t cmsn)
+{
+	const uint32_t lpsn = l->next;
+	struct rmp_stub *st = rmp_stub_at(r, l, lpsn);
+
+	st->lpsn = lpsn;
+	st->conn = slot;
+	st->inc = c->incarnation;
+	st->cpsn = cpsn;
+	st->kind = kind;
+	st->orig = 0;
+	st->flags = RS_FIRST | RS_ENDS_MSG;
+	st->cmsn = cmsn;
+	l->next = roce_psn_add(lpsn, 1);
+	if (kind != RK_ACKABLE) {
+		l->rd_out++;
+		if (l->unans_set)
+			l->atom_since++;
+	}
+	if (l->msg_conn != slot || l->msg_inc != c->incarnation) {
+		/* placed_by */
+		l->streak = 0;
+		l->opener = 0;
+		l->msg_conn = slot;
+		l->msg_inc = c->incarnation;
+	}
+	return lpsn;
+}
+
+bool
+remap_request_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok,
+		   uint64_t now)
+{
+	const uint32_t cpsn = p->psn;
+	const uint8_t kind = fast_kind(p);
+	struct rmp_conn *rcn;
+	struct rmp_lane *l;
+	struct rc_conn *c;
+	uint32_t slot, lpsn, cmsn;
+
+	if (kind == RK_EMPTY || r->prm.general_only) {
+		rmp_forget_told(r);
 		return false;
 	}
+	c = r->told.set ? fast_conn_told(r, p, kind, now) : NULL;
+	rmp_forget_told(r);
+	if (c == NULL && (c = fast_conn_untold(r, p, kind, now)) == NULL)
+		return false;
+	if (!*icrc_ok && !(*icrc_ok = roce_icrc_verify(f, p)))
+		return false;  /* the general steps count and drop it */
+	slot = rc_index(r->rc, c);
+	rcn = &r->conns[slot];
+	l = &r->lanes[rcn->lane];
+	if (unlikely(r->servers[l->server].keep_conns)) {
+		/* rmp_keep_request's upkeep of a known connection */
+		rc_touch(c, now);
+		if (roce_psn_diff(roce_psn_add(cpsn, 1), c->next_psn) > 0)
+			c->next_psn = roce_psn_add(cpsn, 1);
+	}
+	r->c.req_seen++;
+	r->c.stitched++;
 	rcn->waiting = 0;                  /* rmp_served on a free lane */
 	cmsn = roce_psn_add(rcn->msn, 1);
-	lpsn = place(r, l, c, cpsn, 1, kind, true, cmsn);
-	placed_by(r, l, c);
 	rcn->msn = cmsn;
-	rev_set(&rcn->rev[cpsn & r->crev_mask], cpsn, lpsn, kind, cmsn);
 	rcn->next = roce_psn_add(cpsn, 1);
-	r->c.stitched++;
+	lpsn = place_one(r, l, slot, c, cpsn, kind, cmsn);
+	rev_set(&rcn->rev[cpsn & r->crev_mask], cpsn, lpsn, kind, cmsn);
 	stitch(r, l, f, p, lpsn, now);
 	return true;
 }
 
 enum remap_verdict
-remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
-		 struct roce_pkt *p, bool icrc_ok, uint64_t now,
-		 struct remap_emit *emit, uint32_t emit_cap, uint32_t *n_emit)
+remap_request_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
+		      struct roce_pkt *p, bool icrc_ok, uint64_t now,
+		      struct remap_emit *emit, uint32_t emit_cap, uint32_t *n_emit)
 {
 	const struct rmp_server *sv;
 	struct rc_conn *c;
 	struct rmp_conn *rcn;
-	bool told;
 	int server;
 
 	(void)len;
 	(void)cap;
 	*n_emit = 0;
-	told = r->told.set;       /* its fields stay as they are until asked again */
 	rmp_forget_told(r);
 	if (!(p->oi->flags & ROCE_F_RC))
 		return rmp_on_cm(r, f, p, true, now, emit, emit_cap, n_emit);
@@ -600,17 +708,6 @@ remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		return REMAP_PASS;
 	}
 	rcn = &r->conns[rc_index(r->rc, c)];
-	if (rcn->inc == c->incarnation && rcn->state == RC_BOUND && !r->prm.general_only) {
-		/* a bound connection's frame is re-signed: checked first (a
-		 * bad one takes the general steps, which count and drop it) */
-		if (!icrc_ok)
-			icrc_ok = roce_icrc_verify(f, p);
-		const bool by_told = told && r->told.conn == rc_index(r->rc, c) &&
-				     r->told.inc == c->incarnation && r->told.psn == p->psn;
-
-		if (icrc_ok && req_fast(r, c, rcn, f, p, now, by_told ? r->told.rd_room : -1))
-			return REMAP_MODIFIED;
-	}
 	if (rcn->inc != c->incarnation || rcn->state == RC_DIRECT) {
 		/* a frame that fails its ICRC check creates nothing (I8),
 		 * not even remapping's record of the connection */
@@ -632,4 +729,16 @@ remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		rcn = rmp_conn_of(r, c);
 	}
 	return req_route(r, c, rcn, f, p, icrc_ok, now, emit, emit_cap, n_emit);
+}
+
+enum remap_verdict
+remap_on_request(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
+		 struct roce_pkt *p, bool icrc_ok, uint64_t now,
+		 struct remap_emit *emit, uint32_t emit_cap, uint32_t *n_emit)
+{
+	*n_emit = 0;
+	if (remap_request_fast(r, f, p, &icrc_ok, now))
+		return REMAP_MODIFIED;
+	return remap_request_general(r, f, len, cap, p, icrc_ok, now, emit, emit_cap,
+				     n_emit);
 }

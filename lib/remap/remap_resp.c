@@ -662,39 +662,75 @@ resp_lane(struct resp_ctx *x)
 /*
  * The common case, without the general steps (issue #12's cost budget):
  * an ACK of exactly the lane's oldest unanswered PSN, a WRITE/SEND of a
- * client that still lives and waits for nothing, on a lane that is not
- * recovering, owes no duplicate its ACK again and that nobody waits on or
- * holds.  It is what resp_lane -> resp_ack -> expand -> map_own does for
- * it, step for step, and nothing else happens there (emit_acks has no one
- * else to tell, rmp_wake returns at once); fuzz_remap runs every script
- * both ways and compares what leaves.
+ * client that still lives and waits for nothing, on an open lane that is
+ * not recovering, owes no duplicate its ACK again and that nobody waits
+ * on or holds, out of the start hold-off.  It is what
+ * remap_response_general -> resp_lane -> resp_ack -> expand -> map_own
+ * does for it, step for step, and nothing else happens there (emit_acks
+ * has no one else to tell, rmp_wake returns at once); fuzz_remap runs
+ * every script both ways and compares what leaves.
  */
-static bool
-resp_fast(struct remap *r, struct rmp_lane *l, uint8_t *f, struct roce_pkt *p)
+bool
+remap_response_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok,
+		    uint64_t now)
 {
 	const uint32_t L = p->psn;
+	const struct rmp_server *sv;
+	struct rmp_lane *l;
 	struct rmp_stub *st;
 	struct rmp_conn *rcn;
 	struct rc_conn *c;
+	uint8_t *aeth;
+	int server;
 
-	if (p->opcode != ROCE_RC_ACKNOWLEDGE || L != l->una || L == l->next ||
-	    l->tmpl_len == 0 || l->reack || l->recovering || !rmp_lane_free(l) ||
-	    roce_syndrome_kind(roce_get_syndrome(f, p)) != ROCE_AETH_ACK)
+	rmp_forget_told(r);
+	if (p->opcode != ROCE_RC_ACKNOWLEDGE || p->ip_version != 4 || r->prm.general_only ||
+	    (server = rmp_server_of(r, p->src_ip4)) < 0 || rmp_in_start_holdoff(r, now))
 		return false;
-	st = rmp_stub_get(r, l, L);
-	if (st == NULL || st->kind != RK_ACKABLE ||
+	sv = &r->servers[server];
+	l = &r->lanes[sv->first_lane];
+	for (uint32_t i = 0;; i++, l++) {
+		if (i == sv->n_lanes)
+			return false;
+		if (l->cl_qpn == p->qpn && l->cl_ip == p->dst_ip4 && l->srv_qpn != 0)
+			break;     /* lane_of's answer if open (else: general) */
+	}
+	if (!rmp_lane_quiet(l) || L != l->una || L == l->next || l->tmpl_len == 0 ||
+	    l->reack != 0)
+		return false;
+	st = rmp_stub_at(r, l, L);
+	if (st->lpsn != L || st->kind != RK_ACKABLE || st->inc == 0 ||
 	    (c = rmp_stub_client(r, st, &rcn)) == NULL || rcn->waiting)
 		return false;
+	if (!*icrc_ok && !(*icrc_ok = roce_icrc_verify(f, p)))
+		return false;  /* the general steps count and drop it */
+	aeth = f + p->bth_off + ROCE_BTH_LEN;
+	if (roce_syndrome_kind(aeth[0]) != ROCE_AETH_ACK)
+		return false;
+	r->c.resp_seen++;
+	r->c.resp_mapped++;
 	l->una = roce_psn_add(L, 1);
 	note_acked(rcn, st->cpsn);
-	rewrite_to_client(r, f, p, c, rcn, st->cpsn, st->cmsn);
+	st->flags |= RS_ACKED;
+	/* rewrite_to_client, for an ACK */
+	memcpy(f, rcn->mac, 6);
+	if (p->dst_ip4 != c->cl_ip)
+		rmp_set_ip4_addr(f, p, 16, c->cl_ip);
+	p->dst_ip4 = c->cl_ip;
+	roce_set_qpn_psn(f, p, c->cl_qpn, st->cpsn);
+	p->qpn = c->cl_qpn;
+	p->psn = st->cpsn;
+	roce_st32(aeth, ((uint32_t)aeth[0] << 24) | (st->cmsn & ROCE_PSN_MASK));
+	if (!r->prm.defer_resign)
+		rmp_resign(f, p);
+	rc_note_resp(r->rc, c);   /* atomic replacement looks it up next */
 	return true;
 }
 
 enum remap_verdict
-remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
-		  struct roce_pkt *p, bool icrc_ok, uint64_t now, struct remap_emit *emit,
-		  uint32_t emit_cap, uint32_t *n_emit)
+remap_response_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
+		       struct roce_pkt *p, bool icrc_ok, uint64_t now,
+		       struct remap_emit *emit, uint32_t emit_cap, uint32_t *n_emit)
 {
 	struct resp_ctx x;
 	const struct rmp_server *sv;
@@ -734,8 +770,6 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		r->c.resp_bad_icrc++;
 		return REMAP_DROP;
 	}
-	if (!r->prm.general_only && resp_fast(r, l, f, p))
-		return REMAP_MODIFIED;
 	/* not an initializer: it would clear the whole accumulator array */
 	x.r = r;
 	x.l = l;
@@ -765,4 +799,16 @@ remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	}
 	rmp_wake(r, l, now, emit, emit_cap, n_emit);
 	return v;
+}
+
+enum remap_verdict
+remap_on_response(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
+		  struct roce_pkt *p, bool icrc_ok, uint64_t now, struct remap_emit *emit,
+		  uint32_t emit_cap, uint32_t *n_emit)
+{
+	*n_emit = 0;
+	if (remap_response_fast(r, f, p, &icrc_ok, now))
+		return REMAP_MODIFIED;
+	return remap_response_general(r, f, len, cap, p, icrc_ok, now, emit, emit_cap,
+				      n_emit);
 }

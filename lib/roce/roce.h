@@ -408,6 +408,21 @@ roce_set_qpn(uint8_t *frame, const struct roce_pkt *p, uint32_t qpn)
 	roce_st32(w, (roce_ld32(w) & ~ROCE_QPN_MASK) | (qpn & ROCE_QPN_MASK));
 }
 
+/* Both at once (a remapped frame gets a new QPN and PSN): BTH bytes 4..11
+ * as one word, keeping the reserved byte and the AckReq byte. */
+static inline void
+roce_set_qpn_psn(uint8_t *frame, const struct roce_pkt *p, uint32_t qpn, uint32_t psn)
+{
+	uint8_t *w = frame + p->bth_off + 4;
+	uint64_t v;
+
+	memcpy(&v, w, sizeof(v));
+	v = (rte_be_to_cpu_64(v) & UINT64_C(0xff000000ff000000)) |
+	    ((uint64_t)(qpn & ROCE_QPN_MASK) << 32) | (psn & ROCE_PSN_MASK);
+	v = rte_cpu_to_be_64(v);
+	memcpy(w, &v, sizeof(v));
+}
+
 static inline bool
 roce_get_ackreq(const uint8_t *frame, const struct roce_pkt *p)
 {

@@ -73,8 +73,9 @@
  *     consistent (fz_check_table);
  *   - a request retransmitted at once, with no time passing, gets the
  *     same verdict and bytes as its original (I6);
- *   - lib/remap's common-case paths (req_fast, resp_fast) do what its
- *     general steps do: every input runs twice, the second time with
+ *   - lib/remap's common-case paths (remap_request_fast,
+ *     remap_response_fast) do what its general steps do: every input
+ *     runs twice, the second time with
  *     remap_params.general_only, and every verdict, frame, emitted frame
  *     and the final counters of the two runs must be the same.
  */

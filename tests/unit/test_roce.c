@@ -1501,6 +1501,38 @@ START_TEST(accessors_set)
 }
 END_TEST
 
+/* roce_set_qpn_psn writes what roce_set_qpn then roce_set_psn write, and
+ * nothing else, on every scapy frame (AckReq set and not, every
+ * reserved and FECN/BECN byte scapy gives), QPNs and PSNs wider than
+ * 24 bits masked alike. */
+START_TEST(set_qpn_psn_is_both)
+{
+	static const uint32_t vals[][2] = {
+		{ 0xabcdef, 0x123456 }, { 0, 0 }, { 0xffffff, 0xffffff },
+		{ 0x1abcdef, 0xff000001 }, { 0x000102, 0x800000 },
+	};
+
+	ck_assert_int_gt(nsfr, 0);
+	for (int i = 0; i < nsfr; i++) {
+		const struct sframe *s = &sfr[i];
+		struct roce_pkt p;
+
+		if (roce_parse(s->data, s->len, &p) != ROCE_OK)
+			continue;
+		for (size_t k = 0; k < sizeof(vals) / sizeof(vals[0]); k++) {
+			uint8_t a[MAX_FRAME_LEN], b[MAX_FRAME_LEN];
+
+			memcpy(a, s->data, s->len);
+			memcpy(b, s->data, s->len);
+			roce_set_qpn(a, &p, vals[k][0]);
+			roce_set_psn(a, &p, vals[k][1]);
+			roce_set_qpn_psn(b, &p, vals[k][0], vals[k][1]);
+			ck_assert_mem_eq(a, b, s->len);
+		}
+	}
+}
+END_TEST
+
 /* ---------------------------------------------------------------------- */
 /* mbuf wrappers (needs the EAL; runs in its own forked process) */
 
@@ -1623,6 +1655,7 @@ roce_suite(void)
 	tcase_add_test(tc, rewrites_checked_by_scapy);
 	tcase_add_test(tc, rewrite_checker_catches_errors);
 	tcase_add_test(tc, accessors_set);
+	tcase_add_test(tc, set_qpn_psn_is_both);
 	tcase_add_test(tc, mbuf_wrappers);
 	suite_add_tcase(s, tc);
 
