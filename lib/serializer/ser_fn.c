@@ -155,7 +155,7 @@ set_len(struct rte_mbuf *m, uint32_t len)
  * an atomic the client was not answered); the client retransmits and the
  * replay answers it again.
  */
-static bool
+static __rte_noinline bool
 emit_frames(struct ser_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx,
 	    uint32_t n)
 {
@@ -187,7 +187,7 @@ emit_frames(struct ser_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx,
  * that makes the server ask an unpaired client), or behind the response
  * that answered the last PSN before it.
  */
-static void
+static __rte_noinline void
 send_after(struct ser_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx)
 {
 	const struct ser_emit *e = ser_after(f->ser);
@@ -209,35 +209,44 @@ send_after(struct ser_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx)
 		f->emit_lost++;
 }
 
+/*
+ * Runs on every frame of the servers this worker owns: the hot path keeps
+ * to the call and the verdict.  emit_frames and send_after stay out of line
+ * (noinline above), so this frame needs few saved registers; the
+ * NAK-to-send test reads s->n_after (what ser_after tests) rather than
+ * calling across files for it on every frame.
+ */
 static enum sword_fn_verdict
 fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 {
 	struct ser_fn *f = state;
+	struct ser *s = f->ser;
 	struct rte_mbuf *m = ctx->m;
 	uint32_t len = rte_pktmbuf_data_len(m);
-	uint32_t cap = m->buf_len - m->data_off;
+	const uint32_t cap = m->buf_len - m->data_off;
 	enum ser_verdict v;
-	uint32_t n_emit = 0;
 
-	if (f->ser == NULL)
+	if (unlikely(s == NULL))
 		return SWORD_FN_PASS;
 	/* the worker (or an earlier function) may have verified it already:
 	 * the serializer's own check is then skipped, never its verdict */
-	f->ser->icrc_known_good = ctx->icrc_ok;
+	s->icrc_known_good = ctx->icrc_ok;
 	if (ctx->to_server) {
-		v = ser_on_request(f->ser, ctx->frame, &len, cap, ctx->p, ctx->now);
-		f->ser->icrc_known_good = false;
+		v = ser_on_request(s, ctx->frame, &len, cap, ctx->p, ctx->now);
+		s->icrc_known_good = false;
+		if (unlikely(s->n_after != 0))
+			send_after(f, w, ctx);
 	} else {
-		v = ser_on_response(f->ser, ctx->frame, &len, cap, ctx->p, ctx->now,
+		uint32_t n_emit = 0;
+
+		v = ser_on_response(s, ctx->frame, &len, cap, ctx->p, ctx->now,
 				    f->emit, SER_FN_EMIT_MAX, &n_emit);
-		f->ser->icrc_known_good = false;
+		s->icrc_known_good = false;
 		if (n_emit && !emit_frames(f, w, ctx, n_emit))
 			v = SER_DROP;   /* (and no NAK after it: it acknowledges) */
-		else if (unlikely(ser_after(f->ser) != NULL))
+		else if (unlikely(s->n_after != 0))
 			send_after(f, w, ctx);
 	}
-	if (ctx->to_server && unlikely(ser_after(f->ser) != NULL))
-		send_after(f, w, ctx);
 	switch (v) {
 	case SER_FORWARD_REWRITTEN:
 		set_len(m, len);
