@@ -174,6 +174,8 @@ sword_worker_attach_fn(struct sword_worker *w, const struct sword_fn_ops *ops,
 	w->fn[w->n_fn].ops = ops;
 	w->fn[w->n_fn].state = state;
 	w->fn[w->n_fn].counter_base = base;
+	w->fn[w->n_fn].process = ops->process;
+	w->fn[w->n_fn].counters = &w->stats.fn[base];
 	w->n_fn++;
 	if (ops->tick != NULL) {
 		w->has_tick = true;
@@ -211,94 +213,84 @@ forward(struct sword_worker *w, struct sword_tx_batch *out, enum sword_side side
 	rte_pktmbuf_free(m);
 }
 
-/* The i-th function a frame visits in its direction (requests in chain
- * order, responses in reverse). */
-static inline unsigned int
-fn_at(const struct sword_worker *w, bool to_server, unsigned int i)
+/* A function, timed (one frame in SWORD_FN_SAMPLE_EVERY): out of line so
+ * the untimed call in the chain loop keeps its registers. */
+static __rte_noinline enum sword_fn_verdict
+call_fn_timed(struct sword_worker *w, unsigned int k, struct sword_fn_ctx *ctx)
 {
-	return to_server ? i : w->n_fn - 1 - i;
-}
+	const uint64_t t0 = rte_rdtsc();
+	const enum sword_fn_verdict v = w->fn[k].process(w->fn[k].state, w, ctx);
 
-static enum sword_fn_verdict
-call_fn(struct sword_worker *w, unsigned int k, struct sword_fn_ctx *ctx, bool timed)
-{
-	enum sword_fn_verdict v;
-	uint64_t t0;
-
-	ctx->stage = k;
-	ctx->counters = &w->stats.fn[w->fn[k].counter_base];
-	if (likely(!timed))
-		return w->fn[k].ops->process(w->fn[k].state, w, ctx);
-	t0 = rte_rdtsc();
-	v = w->fn[k].ops->process(w->fn[k].state, w, ctx);
 	w->stats.fn_sample_cycles[k] += rte_rdtsc() - t0;
 	w->stats.fn_samples[k]++;
 	return v;
 }
 
-static int emit_from(struct sword_worker *w, const struct sword_fn_ctx *ctx,
-		     struct rte_mbuf *m, bool to_server, unsigned int stage);
-static bool run_chain_once(struct sword_worker *w, struct sword_fn_ctx *ctx,
-			   unsigned int from, bool timed);
-
-/*
- * The functions from position `from` of the frame's direction on, then the
- * frame leaves (unless one took or dropped it), then the frame a function
- * asked to follow it (sword_fn_emit_after).  Returns false if the frame
- * did not leave.
- */
-static bool
-run_chain(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int from, bool timed)
+static __rte_always_inline enum sword_fn_verdict
+call_fn(struct sword_worker *w, unsigned int k, struct sword_fn_ctx *ctx, bool timed)
 {
-	bool left = run_chain_once(w, ctx, from, timed);
-
-	if (unlikely(ctx->after != NULL)) {
-		struct rte_mbuf *a = ctx->after;
-
-		ctx->after = NULL;
-		emit_from(w, ctx, a, ctx->after_to_server, ctx->after_stage);
-	}
-	return left;
+	ctx->stage = k;
+	ctx->counters = w->fn[k].counters;
+	if (likely(!timed))
+		return w->fn[k].process(w->fn[k].state, w, ctx);
+	return call_fn_timed(w, k, ctx);
 }
 
-static bool
+static int emit_from(struct sword_worker *w, const struct sword_fn_ctx *ctx,
+		     struct rte_mbuf *m, bool to_server, unsigned int stage);
+
+/*
+ * The functions from position `from` of the frame's direction on (requests
+ * in chain order, responses in reverse), then the frame leaves unless one
+ * took or dropped it.  Returns false if it did not leave.
+ *
+ * ctx->resign_due: each function is called with it false (it is not told
+ * whether an earlier one left the frame unsigned); after a MODIFIED, what
+ * it set says whether the frame now needs the worker's re-sign, so the
+ * last MODIFIED decides: one that re-signed in full (left it false) clears
+ * an earlier one's debt, and a PASS changes nothing.  That is the whole of
+ * it, kept in `state` (0 unmodified, 1 modified and signed, 2 modified,
+ * re-sign due) so that one register crosses the calls.
+ */
+static __rte_always_inline bool
 run_chain_once(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int from,
 	       bool timed)
 {
-	const int server = ctx->server;
-	bool modified = false;
-	unsigned int i;
+	/* n_fn and the direction do not change while a frame runs (attach
+	 * is not called from a function; emit_from makes a ctx of its own):
+	 * k walks the slots in the frame's direction, no fn_at per call */
+	const unsigned int n = w->n_fn;
+	const int step = ctx->to_server ? 1 : -1;
+	unsigned int k = ctx->to_server ? from : n - 1 - from;
+	unsigned int state = 0, i;
 
 	RTE_BUILD_BUG_ON(SWORD_MAX_FNS > SWORD_FN_MAX_TIMED);
-	for (i = from; i < w->n_fn; i++) {
-		const bool due = ctx->resign_due;
+	for (i = from; i < n; i++, k += step) {
+		enum sword_fn_verdict v;
 
 		ctx->resign_due = false;
-		switch (call_fn(w, fn_at(w, ctx->to_server, i), ctx, timed)) {
-		case SWORD_FN_PASS:
-			ctx->resign_due = due;
+		v = call_fn(w, k, ctx, timed);
+		/* PASS and MODIFIED go on with one test; the rest stop */
+		if (likely((unsigned int)v <= SWORD_FN_MODIFIED)) {
+			if (v == SWORD_FN_MODIFIED)
+				/* re-signed in full by it, unless it left that to us */
+				state = 1 + ctx->resign_due;
 			continue;
-		case SWORD_FN_MODIFIED:
-			/* re-signed in full by it, unless it left that to us */
-			modified = true;
-			continue;
-		case SWORD_FN_CONSUMED:
+		}
+		if (v == SWORD_FN_CONSUMED) {
 			w->stats.consumed++;
-			return false;
-		case SWORD_FN_DROP:
-		default:
+		} else {        /* SWORD_FN_DROP, or what no function returns */
 			w->stats.filtered++;
 			rte_pktmbuf_free(ctx->m);
-			return false;
 		}
+		return false;
 	}
-	if (modified) {
-		if (ctx->resign_due) {
+	if (state != 0) {
+		if (state == 2)
 			roce_resign(ctx->frame, ctx->p);
-			ctx->resign_due = false;
-		}
+		ctx->resign_due = false;
 		w->stats.rewritten++;
-		w->stats.server_rewritten[server]++;
+		w->stats.server_rewritten[ctx->server]++;
 	} else {
 		w->stats.passthrough++;
 	}
@@ -306,22 +298,72 @@ run_chain_once(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int fr
 	return true;
 }
 
-/* Run the function chain on a managed frame we own. */
-static inline void
+/* The frame a function asked to follow this one (sword_fn_emit_after):
+ * rare, out of the inlined chain. */
+static __rte_noinline void
+emit_after_frame(struct sword_worker *w, struct sword_fn_ctx *ctx)
+{
+	struct rte_mbuf *a = ctx->after;
+
+	ctx->after = NULL;
+	emit_from(w, ctx, a, ctx->after_to_server, ctx->after_stage);
+}
+
+/*
+ * run_chain_once, then the frame a function asked to follow it
+ * (sword_fn_emit_after).  Returns false if the frame did not leave.
+ */
+static __rte_always_inline bool
+run_chain(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int from, bool timed)
+{
+	bool left = run_chain_once(w, ctx, from, timed);
+
+	if (unlikely(ctx->after != NULL))
+		emit_after_frame(w, ctx);
+	return left;
+}
+
+/* The chain for a frame whose functions are timed (one in
+ * SWORD_FN_SAMPLE_EVERY): a loop of its own, out of line, so the untimed
+ * one tests nothing per call. */
+static __rte_noinline void
+run_chain_timed(struct sword_worker *w, struct sword_fn_ctx *ctx)
+{
+	run_chain(w, ctx, 0, true);
+}
+
+/*
+ * Run the function chain on a managed frame we own.  Always inlined into
+ * the burst loops, whose registers are saved already: as a call of its
+ * own it paid a prologue, an epilogue and nine arguments per frame.
+ * ctx is filled field by field, not zeroed whole: stage, counters and
+ * resign_due are set before each call (call_fn, run_chain_once),
+ * after_stage and after_to_server are read only with after set.
+ */
+static __rte_always_inline void
 run_functions(struct sword_worker *w, struct rte_mbuf *m, struct roce_pkt *p,
 	      int server, bool to_server, enum sword_side out_side,
 	      struct sword_tx_batch *out, uint64_t now, bool icrc_ok)
 {
-	struct sword_fn_ctx ctx = {
-		.m = m, .p = p, .frame = rte_pktmbuf_mtod(m, uint8_t *),
-		.server = server, .to_server = to_server, .icrc_ok = icrc_ok,
-		.out_side = out_side, .out = out, .pool = w->pool, .now = now,
-	};
+	struct sword_fn_ctx ctx;
+
+	ctx.m = m;
+	ctx.p = p;
+	ctx.frame = rte_pktmbuf_mtod(m, uint8_t *);
+	ctx.server = server;
+	ctx.to_server = to_server;
+	ctx.icrc_ok = icrc_ok;
+	ctx.out_side = out_side;
+	ctx.out = out;
+	ctx.after = NULL;
+	ctx.pool = w->pool;
+	ctx.now = now;
 	/* per-function latency, sampled: a timestamp pair on every frame would
 	 * cost more than the functions themselves */
-	const bool timed = (++w->fn_sample_tick & (SWORD_FN_SAMPLE_EVERY - 1)) == 0;
-
-	run_chain(w, &ctx, 0, timed);
+	if (likely((++w->fn_sample_tick & (SWORD_FN_SAMPLE_EVERY - 1)) != 0))
+		run_chain(w, &ctx, 0, false);
+	else
+		run_chain_timed(w, &ctx);
 }
 
 int
@@ -399,7 +441,7 @@ publish_fn_counters(struct sword_worker *w)
 	for (i = 0; i < w->n_fn; i++)
 		if (w->fn[i].ops->publish != NULL)
 			w->fn[i].ops->publish(w->fn[i].state,
-					      &w->stats.fn[w->fn[i].counter_base]);
+					      w->fn[i].counters);
 }
 
 /* Frames whose headers are prefetched ahead of the one being classified. */
@@ -766,7 +808,7 @@ sword_worker_tick(struct sword_worker *w, uint64_t now, struct sword_tx_batch *o
 			.server = -1, .to_server = true, .icrc_ok = true,
 			.out_side = SWORD_SIDE_SERVER, .out = out, .pool = w->pool,
 			.now = now, .stage = k,
-			.counters = &w->stats.fn[w->fn[k].counter_base],
+			.counters = w->fn[k].counters,
 		};
 
 		if (w->fn[k].ops->tick != NULL)

@@ -99,6 +99,8 @@ struct sword_fn_ctx {
 	struct rte_mbuf *m;
 	struct roce_pkt *p;            /* parsed, ROCE_OK; keep it in sync if you rewrite */
 	uint8_t *frame;                /* rte_pktmbuf_mtod(m) */
+	/* process leaves server and to_server as they are (the worker reads
+	 * them once per frame); only tick sets server, see sword_fn_ops */
 	int server;                    /* index into cfg->servers */
 	bool to_server;                /* request (client → server) or response */
 	/* The frame's ICRC is known good: an earlier function verified it
@@ -267,6 +269,12 @@ struct sword_worker {
 		const struct sword_fn_ops *ops;
 		void *state;
 		unsigned int counter_base;
+		/* Set at attach, read on every frame (one load each, not
+		 * ops->process and &stats.fn[counter_base] per call).
+		 * counters points into this worker: w is never copied. */
+		enum sword_fn_verdict (*process)(void *state, struct sword_worker *w,
+						 struct sword_fn_ctx *ctx);
+		uint64_t *counters;            /* &stats.fn[counter_base] */
 	} fn[SWORD_MAX_FNS];
 	void *daemon_priv;                     /* sword_daemon's per-worker lanes */
 	uint32_t fn_sample_tick;               /* managed frames, for latency samples */
