@@ -908,6 +908,13 @@ dr_open_with(struct dr *d, struct remap_server *sv, bool general)
 }
 
 static void
+dr_free(struct dr *d)
+{
+	remap_destroy(d->r);
+	rc_destroy(d->rc);
+}
+
+static void
 dr_open(struct dr *d, struct remap_server *sv)
 {
 	dr_open_with(d, sv, false);
@@ -960,10 +967,8 @@ START_TEST(t_general_only_declines)
 	ck_assert_int_eq(dr_frame(&general, true, 0, 102, NULL, NULL), REMAP_MODIFIED);
 	ck_assert(!dr_fast(&general, false, 102));
 	ck_assert_uint_eq(R2(fast.r)->stitched, R2(general.r)->stitched);
-	remap_destroy(fast.r);
-	remap_destroy(general.r);
-	rc_destroy(fast.rc);
-	rc_destroy(general.rc);
+	dr_free(&fast);
+	dr_free(&general);
 }
 END_TEST
 
@@ -1015,8 +1020,7 @@ START_TEST(t_drain_binds)
 	ck_assert_uint_eq(q.psn, 102);
 	ck_assert_int_eq(dr_frame(&d, true, 1, 503, NULL, &q), REMAP_MODIFIED);
 	ck_assert_uint_eq(q.psn, 103);
-	remap_destroy(d.r);
-	rc_destroy(d.rc);
+	dr_free(&d);
 }
 END_TEST
 
@@ -1074,8 +1078,7 @@ START_TEST(t_drain_abandoned)
 	ck_assert_int_eq(dr_frame(&d, true, 1, 502, NULL, &q), REMAP_PASS);
 	ck_assert_uint_eq(q.qpn, 0x101);
 	ck_assert_uint_eq(q.psn, 502);
-	remap_destroy(d.r);
-	rc_destroy(d.rc);
+	dr_free(&d);
 }
 END_TEST
 
@@ -1112,6 +1115,15 @@ note_fails(struct asked *a, const struct remap_emit *emit, uint32_t n)
 		a->qpn[a->n] = q.qpn;
 		a->psn[a->n++] = q.psn;
 	}
+}
+
+/* Exactly one client was told its QP failed: client QPN qpn, at psn. */
+static void
+told_once(const struct asked *a, uint32_t qpn, uint32_t psn)
+{
+	ck_assert_int_eq(a->n, 1);
+	ck_assert_uint_eq(a->qpn[0], qpn);
+	ck_assert_uint_eq(a->psn[0], psn);
 }
 
 /*
@@ -1153,17 +1165,14 @@ START_TEST(t_closed_lane_tells)
 	/* client 0 waits for 102: told by the tick, once */
 	remap_tick(d.r, 2, emit, 8, &n_emit);
 	note_fails(&fails, emit, n_emit);
-	ck_assert_int_eq(fails.n, 1);
-	ck_assert_uint_eq(fails.qpn[0], 0x200);
-	ck_assert_uint_eq(fails.psn[0], 102);
+	told_once(&fails, 0x200, 102);
 	remap_tick(d.r, 3, emit, 8, &n_emit);
 	note_fails(&fails, emit, n_emit);
 	ck_assert_int_eq(fails.n, 1);
 	/* its resend is dropped, not told again */
 	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, NULL), REMAP_DROP);
 	ck_assert_uint_eq(R2(d.r)->dead_lane_told, 1);
-	remap_destroy(d.r);
-	rc_destroy(d.rc);
+	dr_free(&d);
 }
 END_TEST
 
@@ -1205,11 +1214,8 @@ START_TEST(t_closed_lane_tells_at_next_request)
 	ck_assert_int_eq(remap_on_request(d.r, f, &len, sizeof(f), &p, false, 3, emit, 8,
 					  &n_emit), REMAP_DROP);
 	note_fails(&fails, emit, n_emit);
-	ck_assert_int_eq(fails.n, 1);
-	ck_assert_uint_eq(fails.qpn[0], 0x201);
-	ck_assert_uint_eq(fails.psn[0], 502);
-	remap_destroy(d.r);
-	rc_destroy(d.rc);
+	told_once(&fails, 0x201, 502);
+	dr_free(&d);
 }
 END_TEST
 
@@ -1302,8 +1308,7 @@ START_TEST(t_fatal_nak_moves_lane)
 	note_fails(&fails, emit, n_emit);
 	ck_assert_int_eq(fails.n, 0);
 	ck_assert_uint_eq(R2(d.r)->dead_lane_told, 0);
-	remap_destroy(d.r);
-	rc_destroy(d.rc);
+	dr_free(&d);
 }
 END_TEST
 
@@ -1366,8 +1371,7 @@ START_TEST(t_fatal_nak_moves_twice)
 	ck_assert_uint_eq(p.qpn, 0x202);
 	ck_assert_uint_eq(R2(d.r)->lanes_moved, 1);
 	ck_assert_uint_eq(R2(d.r)->lanes_closed, 1);
-	remap_destroy(d.r);
-	rc_destroy(d.rc);
+	dr_free(&d);
 }
 END_TEST
 
@@ -1412,11 +1416,8 @@ START_TEST(t_fatal_nak_read_answer_lost)
 	ck_assert_uint_eq(li.bound, 1);
 	remap_tick(d.r, 2, emit, 8, &n_emit);
 	note_fails(&fails, emit, n_emit);
-	ck_assert_int_eq(fails.n, 1);
-	ck_assert_uint_eq(fails.qpn[0], 0x201);
-	ck_assert_uint_eq(fails.psn[0], 502);
-	remap_destroy(d.r);
-	rc_destroy(d.rc);
+	told_once(&fails, 0x201, 502);
+	dr_free(&d);
 }
 END_TEST
 
@@ -1615,8 +1616,7 @@ START_TEST(t_owner_disconnect_keeps_lane)
 	ck_assert_uint_eq(R2(d.r)->dreq_released, 1);
 	remap_tick(d.r, 4, emit, 8, &n_emit);
 	ck_assert_uint_eq(n_emit, 0);
-	remap_destroy(d.r);
-	rc_destroy(d.rc);
+	dr_free(&d);
 }
 END_TEST
 
@@ -1652,12 +1652,9 @@ START_TEST(t_kept_lane_ends)
 	ck_assert_uint_eq(R2(d.r)->lanes_closed, 1);
 	remap_tick(d.r, 2, emit, 8, &n_emit);
 	note_fails(&fails, emit, n_emit);
-	ck_assert_int_eq(fails.n, 1);
-	ck_assert_uint_eq(fails.qpn[0], 0x201);
-	ck_assert_uint_eq(fails.psn[0], 502);
+	told_once(&fails, 0x201, 502);
 	ck_assert_uint_eq(R2(d.r)->dreq_released, _i == 0 ? 0 : 1);
-	remap_destroy(d.r);
-	rc_destroy(d.rc);
+	dr_free(&d);
 
 	/* a bad DREQ; the owner alone */
 	memset(&d, 0, sizeof(d));
@@ -1673,8 +1670,7 @@ START_TEST(t_kept_lane_ends)
 	ck_assert_uint_eq(n_emit, 0);
 	ck_assert_uint_eq(R2(d.r)->lanes_closed, 1);
 	ck_assert_uint_eq(R2(d.r)->lanes_kept, 0);
-	remap_destroy(d.r);
-	rc_destroy(d.rc);
+	dr_free(&d);
 }
 END_TEST
 
