@@ -907,6 +907,20 @@ dr_open_with(struct dr *d, struct remap_server *sv, bool general)
 	ck_assert_uint_eq(R2(d->r)->bound, 1);
 }
 
+/* The server's answer (AETH aeth) at lane PSN lpsn through remapping, to
+ * f: mapped (REMAP_MODIFIED), parsed into *p; emit as remap_on_response's. */
+static void
+lane_answer(struct dr *d, const uint8_t *aeth, uint32_t lpsn, uint8_t f[256], struct roce_pkt *p,
+	    struct remap_emit *emit, uint32_t *n_emit)
+{
+	uint32_t len = rm_build(f, &d->down[0], ROCE_RC_ACKNOWLEDGE, lpsn, false, aeth, 4,
+				NULL, 0);
+
+	ck_assert_int_eq(roce_parse(f, len, p), ROCE_OK);
+	ck_assert_int_eq(remap_on_response(d->r, f, &len, 256, p, false, 1, emit, 8, n_emit),
+			 REMAP_MODIFIED);
+}
+
 static void
 dr_free(struct dr *d)
 {
@@ -1046,10 +1060,7 @@ START_TEST(t_drain_abandoned)
 	dr_setup(&d, &sv, &a);
 	/* client 0's next request on the lane (lane PSN 102), refused */
 	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, NULL), REMAP_MODIFIED);
-	len = rm_build(f, &d.down[0], ROCE_RC_ACKNOWLEDGE, 102, false, aeth, 4, NULL, 0);
-	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
-	ck_assert_int_eq(remap_on_response(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
-					   &n_emit), REMAP_MODIFIED);
+	lane_answer(&d, aeth, 102, f, &p, emit, &n_emit);
 	ck_assert_uint_eq(R2(d.r)->naks_fatal, 1);
 	/* client 1's answer before its drain point: its own, passed, and
 	 * then the ask */
@@ -1145,7 +1156,7 @@ START_TEST(t_closed_lane_tells)
 	struct asked fails = { 0 };
 	struct dr d = { 0 };
 	struct roce_pkt p, q;
-	uint32_t len, n_emit = 0, lb;
+	uint32_t n_emit = 0, lb;
 
 	lb = dr_two_bound(&d, &sv);                  /* client 1's 501 on the lane */
 	/* client 0's 102 after it, unanswered */
@@ -1153,10 +1164,7 @@ START_TEST(t_closed_lane_tells)
 	ck_assert_uint_eq(q.psn, lb + 1);
 	/* the server fails client 1's 501: the lane closes; client 1 has the
 	 * server's own NAK */
-	len = rm_build(f, &d.down[0], ROCE_RC_ACKNOWLEDGE, lb, false, aeth, 4, NULL, 0);
-	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
-	ck_assert_int_eq(remap_on_response(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
-					   &n_emit), REMAP_MODIFIED);
+	lane_answer(&d, aeth, lb, f, &p, emit, &n_emit);
 	ck_assert_uint_eq(p.qpn, 0x201);
 	ck_assert_uint_eq(p.psn, 501);
 	ck_assert_uint_eq(R2(d.r)->lanes_closed, 1);
@@ -1240,7 +1248,7 @@ START_TEST(t_fatal_nak_moves_lane)
 	struct remap_lane_info li;
 	struct dr d = { 0 };
 	struct roce_pkt p, q;
-	uint32_t len, n_emit = 0, lb, l0;
+	uint32_t n_emit = 0, lb, l0;
 	bool acked = false, filled = false, asked = false;
 
 	lb = dr_two_bound(&d, &sv);                  /* client 1's 501 at lb */
@@ -1250,10 +1258,7 @@ START_TEST(t_fatal_nak_moves_lane)
 	ck_assert_int_eq(dr_frame(&d, true, 1, 502, NULL, &q), REMAP_MODIFIED);
 	ck_assert_uint_eq(q.psn, l0 + 1);
 	/* the server fails the owner's 102 */
-	len = rm_build(f, &d.down[0], ROCE_RC_ACKNOWLEDGE, l0, false, aeth, 4, NULL, 0);
-	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
-	ck_assert_int_eq(remap_on_response(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
-					   &n_emit), REMAP_MODIFIED);
+	lane_answer(&d, aeth, l0, f, &p, emit, &n_emit);
 	ck_assert_uint_eq(p.qpn, 0x200);             /* the NAK: the owner's */
 	ck_assert_uint_eq(p.psn, 102);
 	ck_assert_uint_eq(R2(d.r)->lanes_moved, 1);
@@ -1351,10 +1356,7 @@ START_TEST(t_fatal_nak_moves_twice)
 	/* client 1's next request fails: the lane moves onto client 2's QP */
 	ck_assert_int_eq(dr_frame(&d, true, 1, 502, NULL, &q), REMAP_MODIFIED);
 	l1 = q.psn;
-	len = rm_build(f, &d.down[0], ROCE_RC_ACKNOWLEDGE, l1, false, aeth, 4, NULL, 0);
-	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
-	ck_assert_int_eq(remap_on_response(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
-					   &n_emit), REMAP_MODIFIED);
+	lane_answer(&d, aeth, l1, f, &p, emit, &n_emit);
 	ck_assert_uint_eq(R2(d.r)->lanes_moved, 1);
 	ck_assert_int_eq(remap_lane_info(d.r, sv.ip, 0, &li), 0);
 	ck_assert_uint_eq(li.srv_qpn, 0x102);
@@ -1406,10 +1408,7 @@ START_TEST(t_fatal_nak_read_answer_lost)
 					  &n_emit), REMAP_MODIFIED);
 	/* client 0's next WRITE after it fails */
 	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, &q), REMAP_MODIFIED);
-	len = rm_build(f, &d.down[0], ROCE_RC_ACKNOWLEDGE, q.psn, false, aeth, 4, NULL, 0);
-	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
-	ck_assert_int_eq(remap_on_response(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
-					   &n_emit), REMAP_MODIFIED);
+	lane_answer(&d, aeth, q.psn, f, &p, emit, &n_emit);
 	ck_assert_uint_eq(R2(d.r)->lanes_moved, 1);
 	ck_assert_int_eq(remap_lane_info(d.r, sv.ip, 0, &li), 0);
 	ck_assert_uint_eq(li.srv_qpn, 0x102);
