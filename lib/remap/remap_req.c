@@ -214,7 +214,7 @@ rmp_order_domains(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic,
  * client's MSN once the last one completes.  Field by field, here and in
  * rev_set: initializers are compiled to rep stos (GCC's generic tuning),
  * which was a third of the request path's time (perf, bench_lanes). */
-static inline uint32_t
+static __rte_always_inline uint32_t
 place(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, uint32_t cpsn,
       uint32_t span, uint8_t kind, bool ends, uint32_t cmsn)
 {
@@ -242,7 +242,7 @@ place(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, uint32_t cps
 }
 
 /* c placed on l: the streaming turn (rmp_wake) counts from its first. */
-static inline void
+static __rte_always_inline void
 placed_by(struct remap *r, struct rmp_lane *l, const struct rc_conn *c)
 {
 	const uint32_t slot = rc_index(r->rc, c);
@@ -602,38 +602,6 @@ fast_conn_told(struct remap *r, const struct roce_pkt *p, uint8_t kind, uint64_t
 	return c;
 }
 
-/* One stub, a whole message of one PSN: place() for span 1. */
-static __rte_always_inline uint32_t
-place_one(struct remap *r, struct rmp_lane *l, uint32_t slot, const struct rc_conn *c,
-	  uint32_t cpsn, uint8_t kind, uint32_t cmsn)
-{
-	const uint32_t lpsn = l->next;
-	struct rmp_stub *st = rmp_stub_at(r, l, lpsn);
-
-	st->lpsn = lpsn;
-	st->conn = slot;
-	st->inc = c->incarnation;
-	st->cpsn = cpsn;
-	st->kind = kind;
-	st->orig = 0;
-	st->flags = RS_FIRST | RS_ENDS_MSG;
-	st->cmsn = cmsn;
-	l->next = roce_psn_add(lpsn, 1);
-	if (kind != RK_ACKABLE) {
-		l->rd_out++;
-		if (l->unans_set)
-			l->atom_since++;
-	}
-	if (l->msg_conn != slot || l->msg_inc != c->incarnation) {
-		/* placed_by */
-		l->streak = 0;
-		l->opener = 0;
-		l->msg_conn = slot;
-		l->msg_inc = c->incarnation;
-	}
-	return lpsn;
-}
-
 bool
 remap_request_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok,
 		   uint64_t now)
@@ -670,7 +638,8 @@ remap_request_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_o
 	cmsn = roce_psn_add(rcn->msn, 1);
 	rcn->msn = cmsn;
 	rcn->next = roce_psn_add(cpsn, 1);
-	lpsn = place_one(r, l, slot, c, cpsn, kind, cmsn);
+	lpsn = place(r, l, c, cpsn, 1, kind, true, cmsn);
+	placed_by(r, l, c);
 	rev_set(&rcn->rev[cpsn & r->crev_mask], cpsn, lpsn, kind, cmsn);
 	stitch(r, l, f, p, lpsn, now);
 	return true;

@@ -225,12 +225,15 @@ rewrite_to_client(struct remap *r, uint8_t *f, struct roce_pkt *p, const struct 
 		  const struct rmp_conn *rcn, uint32_t cpsn, uint32_t msn)
 {
 	rmp_set_dst(f, p, rcn->mac, c->cl_ip);
-	roce_set_qpn(f, p, c->cl_qpn);
+	roce_set_qpn_psn(f, p, c->cl_qpn, cpsn);
 	p->qpn = c->cl_qpn;
-	roce_set_psn(f, p, cpsn);
 	p->psn = cpsn;
-	if (roce_has(p->oi, ROCE_HDR_AETH))
-		roce_set_aeth(f, p, roce_get_syndrome(f, p), msn);
+	if (roce_has(p->oi, ROCE_HDR_AETH)) {
+		/* the MSN only: the syndrome byte stays as the server sent it */
+		uint8_t *aeth = f + p->bth_off + p->oi->off[ROCE_HDR_AETH];
+
+		roce_st32(aeth, ((uint32_t)aeth[0] << 24) | (msn & ROCE_PSN_MASK));
+	}
 	if (!r->prm.defer_resign)
 		rmp_resign(f, p);
 	r->c.resp_mapped++;
@@ -680,7 +683,6 @@ remap_response_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_
 	struct rmp_stub *st;
 	struct rmp_conn *rcn;
 	struct rc_conn *c;
-	uint8_t *aeth;
 	int server;
 
 	rmp_forget_told(r);
@@ -704,26 +706,13 @@ remap_response_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_
 		return false;
 	if (!*icrc_ok && !(*icrc_ok = roce_icrc_verify(f, p)))
 		return false;  /* the general steps count and drop it */
-	aeth = f + p->bth_off + ROCE_BTH_LEN;
-	if (roce_syndrome_kind(aeth[0]) != ROCE_AETH_ACK)
+	if (roce_syndrome_kind(roce_get_syndrome(f, p)) != ROCE_AETH_ACK)
 		return false;
 	r->c.resp_seen++;
-	r->c.resp_mapped++;
 	l->una = roce_psn_add(L, 1);
 	note_acked(rcn, st->cpsn);
 	st->flags |= RS_ACKED;
-	/* rewrite_to_client, for an ACK */
-	memcpy(f, rcn->mac, 6);
-	if (p->dst_ip4 != c->cl_ip)
-		rmp_set_ip4_addr(f, p, 16, c->cl_ip);
-	p->dst_ip4 = c->cl_ip;
-	roce_set_qpn_psn(f, p, c->cl_qpn, st->cpsn);
-	p->qpn = c->cl_qpn;
-	p->psn = st->cpsn;
-	roce_st32(aeth, ((uint32_t)aeth[0] << 24) | (st->cmsn & ROCE_PSN_MASK));
-	if (!r->prm.defer_resign)
-		rmp_resign(f, p);
-	rc_note_resp(r->rc, c);   /* atomic replacement looks it up next */
+	rewrite_to_client(r, f, p, c, rcn, st->cpsn, st->cmsn);
 	return true;
 }
 

@@ -910,8 +910,8 @@ dr_open_with(struct dr *d, struct remap_server *sv, bool general)
 /* The server's answer (AETH aeth) at lane PSN lpsn through remapping, to
  * f: mapped (REMAP_MODIFIED), parsed into *p; emit as remap_on_response's. */
 static void
-lane_answer(struct dr *d, const uint8_t *aeth, uint32_t lpsn, uint8_t f[256], struct roce_pkt *p,
-	    struct remap_emit *emit, uint32_t *n_emit)
+lane_answer(struct dr *d, const uint8_t *aeth, uint32_t lpsn, uint8_t f[256],
+	    struct roce_pkt *p, struct remap_emit *emit, uint32_t *n_emit)
 {
 	uint32_t len = rm_build(f, &d->down[0], ROCE_RC_ACKNOWLEDGE, lpsn, false, aeth, 4,
 				NULL, 0);
