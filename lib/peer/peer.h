@@ -32,6 +32,7 @@
 #define PEER_MAX_MRS 8
 #define PEER_RD_ATOMIC 16        /* responder resources (max_dest_rd_atomic) */
 #define PEER_SQ_SIZE 64          /* WQEs per requester QP (power of two) */
+#define PEER_AUNIT_QUEUE_DEFAULT 1024  /* frames held behind waiting atomics (model) */
 
 uint64_t peer_now_ns(void);
 
@@ -151,6 +152,15 @@ struct peer_resp_cfg {
 	uint32_t ack_k;
 	uint32_t n_mrs;
 	struct peer_mr mrs[PEER_MAX_MRS];  /* mem allocated by peer_resp_create */
+	/* A model of an RNIC atomic unit, not a NIC (0 = off: atomics run on
+	 * arrival, as without it): atomics on one 8-byte word run one at a
+	 * time, each holding the word's unit this long; while a QP's atomic
+	 * waits, the QP's later requests wait behind it (held in a pool of
+	 * atomic_unit_queue frames over all QPs; a request that finds it full
+	 * is dropped, as by a responder out of buffers, and the requester
+	 * retransmits).  The caller drives it with peer_resp_poll. */
+	uint64_t atomic_unit_ns;
+	uint32_t atomic_unit_queue;  /* 0: PEER_AUNIT_QUEUE_DEFAULT */
 };
 
 struct peer_resp_stats {
@@ -161,6 +171,14 @@ struct peer_resp_stats {
 	uint64_t seq_dropped, dup_writes, dup_reads, dup_atomics, dup_unknown;
 	uint64_t coalesced;
 	uint64_t qp_resets;      /* QPs moved back to their initial PSN (reconnects) */
+	/* atomic unit model (all 0 when it is off) */
+	uint64_t aunit_waited;   /* atomics that found their word's unit busy */
+	uint64_t aunit_wait_ns;  /* their modelled waits, summed */
+	uint64_t aunit_held;     /* requests held behind a waiting atomic of their QP */
+	uint64_t aunit_held_max; /* most frames held at once */
+	uint64_t aunit_queue_full; /* requests dropped: the held-frame pool was full */
+	uint64_t aunit_table_full; /* atomics dropped: too many busy words near one hash */
+	uint64_t aunit_flushed;  /* held frames dropped by a QP reset (reconnect) */
 };
 
 struct peer_resp;
@@ -170,6 +188,10 @@ struct peer_resp *peer_resp_create(const struct peer_resp_cfg *cfg,
 void peer_resp_destroy(struct peer_resp *r);
 /* Handle one received frame (frame is scratch: may be modified). */
 void peer_resp_input(struct peer_resp *r, uint8_t *frame, uint32_t len);
+/* Atomic unit model: run the atomics whose unit time has come (and what
+ * their QPs held behind them).  Returns ns until the next one is due,
+ * UINT64_MAX when none waits (always, with the model off). */
+uint64_t peer_resp_poll(struct peer_resp *r, uint64_t now);
 const struct peer_resp_stats *peer_resp_stats(const struct peer_resp *r);
 /* Memory access for checks and dumps (NULL if va..va+len is not in an MR). */
 uint8_t *peer_resp_mem(struct peer_resp *r, uint64_t va, uint64_t len);
