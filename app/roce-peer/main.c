@@ -22,6 +22,7 @@
  */
 #include <arpa/inet.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,14 @@ usage(FILE *f)
 "  --dump-locks N        include N lock words/records in the summary\n"
 "  --dump-clover K       walk the clover chains of keys 0..K-1 into the summary\n"
 "  --ready-file F        create F once listening\n"
+"  --atomic-unit RATE    a MODEL of an RNIC atomic unit (this is not a NIC): atomics\n"
+"                        on one 8-byte word run one at a time, RATE per second per\n"
+"                        word (a ConnectX-5 does about 2.93e6); an atomic waits for\n"
+"                        its word's unit and its QP's later requests wait behind it\n"
+"                        (default: off, atomics run on arrival)\n"
+"  --atomic-unit-queue N requests held behind waiting atomics, all QPs together\n"
+"                        (default 1024); one that finds it full is dropped and the\n"
+"                        client retransmits it\n"
 "client:\n"
 "  --server-ip A --server-mac M\n"
 "  --client-id C         (default 0)     --qps Q (default 1)\n"
@@ -113,7 +122,8 @@ enum {
 	O_QUIET, O_LOSS, O_DUP, O_REORDER, O_REORDER_US, O_DELAY_US, O_FSEED, O_MR,
 	O_MAXQPS, O_ACK, O_DUMP, O_READY, O_SIP, O_SMAC, O_CID, O_QPS, O_WINDOW, O_RTO,
 	O_MAXRETRY, O_WORKLOAD, O_LOCKS, O_OPS, O_RKEY, O_BASE, O_ACKREQ, O_STORM,
-	O_BACKOFF, O_DUMP_CLOVER, O_INIT_PSN, O_RECONNECT, O_READ_FIRST, O_HELP,
+	O_BACKOFF, O_DUMP_CLOVER, O_INIT_PSN, O_RECONNECT, O_READ_FIRST, O_AUNIT,
+	O_AUNIT_QUEUE, O_HELP,
 };
 
 static const struct option longopts[] = {
@@ -137,6 +147,7 @@ static const struct option longopts[] = {
 	{ "backoff-us", 1, NULL, O_BACKOFF }, { "dump-clover", 1, NULL, O_DUMP_CLOVER },
 	{ "initial-psn", 1, NULL, O_INIT_PSN }, { "reconnect-every", 1, NULL, O_RECONNECT },
 	{ "read-before-acquire", 0, NULL, O_READ_FIRST },
+	{ "atomic-unit", 1, NULL, O_AUNIT }, { "atomic-unit-queue", 1, NULL, O_AUNIT_QUEUE },
 	{ "help", 0, NULL, O_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -146,6 +157,24 @@ bad(const char *opt, const char *val)
 {
 	fprintf(stderr, "roce-peer: bad value for --%s: '%s'\n", opt, val);
 	return 2;
+}
+
+/* The modelled unit's rate: atomics per second on one word.  Its period
+ * is kept in whole ns, so more than 1e9 cannot be modelled. */
+static int
+parse_atomic_unit(const char *s, double *rate)
+{
+	char *end;
+	double d = strtod(s, &end);
+
+	if (!*s || *end || !isfinite(d) || d <= 0 || d > 1e9) {
+		fprintf(stderr, "roce-peer: bad value for --atomic-unit: '%s' (wants the modelled "
+			"unit's rate in atomics per second per 8-byte word, a number > 0 and "
+			"<= 1e9, e.g. 2.93e6)\n", s);
+		return 2;
+	}
+	*rate = d;
+	return 0;
 }
 
 int
@@ -190,6 +219,10 @@ main(int argc, char **argv)
 		case O_READY: o.ready_file = optarg; continue;
 		case O_QUIET: o.quiet = true; continue;
 		case O_READ_FIRST: o.read_before_acquire = true; continue;
+		case O_AUNIT:
+			if (parse_atomic_unit(optarg, &o.atomic_unit_rate))
+				return 2;
+			continue;
 		case O_HELP: usage(stdout); return 0;
 		case O_IP: case O_SIP:
 			if (inet_pton(AF_INET, optarg, &a) != 1)
@@ -292,6 +325,7 @@ main(int argc, char **argv)
 			break;
 		case O_RECONNECT: o.reconnect_every = v; break;
 		case O_DUMP_CLOVER: if (v > RP_CLOVER_MAX_KEYS) return bad(name, optarg); o.dump_clover = (uint32_t)v; break;
+		case O_AUNIT_QUEUE: if (!v || v > (1u << 20)) return bad(name, optarg); o.atomic_unit_queue = (uint32_t)v; break;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -301,6 +335,14 @@ main(int argc, char **argv)
 	}
 	if (!o.iface || !o.ip) {
 		fprintf(stderr, "roce-peer: --iface and --ip are required\n");
+		return 2;
+	}
+	if (!server && (o.atomic_unit_rate > 0 || o.atomic_unit_queue)) {
+		fprintf(stderr, "roce-peer: --atomic-unit and --atomic-unit-queue are server options\n");
+		return 2;
+	}
+	if (o.atomic_unit_queue && !(o.atomic_unit_rate > 0)) {
+		fprintf(stderr, "roce-peer: --atomic-unit-queue needs --atomic-unit\n");
 		return 2;
 	}
 	if (o.faults.seed == 0)

@@ -64,6 +64,8 @@ struct rp_opts {
 	uint32_t dump_locks;
 	uint32_t dump_clover;   /* keys whose chains the server walks at exit */
 	const char *ready_file;
+	double atomic_unit_rate;    /* modelled RNIC atomic unit, atomics/s per word (0: off) */
+	uint32_t atomic_unit_queue; /* frames held behind waiting atomics (0: library default) */
 	/* client */
 	uint32_t server_ip;
 	uint8_t server_mac[6];

@@ -114,6 +114,8 @@ json_stats(FILE *f, const struct peer_resp_stats *s, const struct peer_link_stat
 	S(read_resp_pkts); S(acks); S(naks_seq); S(naks_access); S(naks_invalid);
 	S(seq_dropped); S(dup_writes); S(dup_reads); S(dup_atomics); S(dup_unknown);
 	S(coalesced); S(qp_resets);
+	S(aunit_waited); S(aunit_wait_ns); S(aunit_held); S(aunit_held_max);
+	S(aunit_queue_full); S(aunit_table_full); S(aunit_flushed);
 #undef S
 #define L(x) fprintf(f, "\"link_%s\": %llu, ", #x, (unsigned long long)ls->x)
 	L(tx); L(rx); L(tx_err); L(fault_lost); L(fault_dup); L(fault_reordered);
@@ -152,6 +154,49 @@ dump_clover(FILE *f, struct peer_resp *r, const struct rp_opts *o)
 	fprintf(f, "], \"clover_bad_nodes\": %llu}\n", (unsigned long long)bad);
 }
 
+/* Longest the loop sleeps in one receive: how soon it notices a stop. */
+#define RP_IDLE_NS 50000000ull
+
+/* Unit time of one atomic, whole ns (0: no model). */
+static uint64_t
+atomic_unit_ns(const struct rp_opts *o)
+{
+	uint64_t ns;
+
+	if (!(o->atomic_unit_rate > 0))
+		return 0;
+	ns = (uint64_t)(1e9 / o->atomic_unit_rate + 0.5);
+	return ns ? ns : 1;
+}
+
+/* How long the next receive may sleep: until the next modelled atomic is
+ * due (it runs then, not at the next frame), else the idle tick. */
+static uint64_t
+recv_timeout(struct peer_resp *r, bool model)
+{
+	uint64_t due;
+
+	if (!model)
+		return RP_IDLE_NS;
+	due = peer_resp_poll(r, peer_now_ns());
+	return due < RP_IDLE_NS ? due : RP_IDLE_NS;
+}
+
+/* Said on every summary the model is on for: it is not a NIC. */
+static void
+print_atomic_unit(const struct rp_opts *o, const struct peer_resp_stats *s)
+{
+	printf("server atomic unit: MODEL of an RNIC atomic unit (not a NIC), %g atomics/s per "
+	       "8-byte word (%llu ns each): %llu of %llu atomics waited, %.3f s modelled wait "
+	       "in all; %llu requests held behind them (at most %llu at once), %llu dropped "
+	       "(held queue full), %llu dropped (unit table full)\n",
+	       o->atomic_unit_rate, (unsigned long long)atomic_unit_ns(o),
+	       (unsigned long long)s->aunit_waited, (unsigned long long)s->atomics,
+	       s->aunit_wait_ns / 1e9, (unsigned long long)s->aunit_held,
+	       (unsigned long long)s->aunit_held_max, (unsigned long long)s->aunit_queue_full,
+	       (unsigned long long)s->aunit_table_full);
+}
+
 int
 rp_server(const struct rp_opts *o)
 {
@@ -183,6 +228,8 @@ rp_server(const struct rp_opts *o)
 	cfg.ack_k = o->ack_k;
 	cfg.n_mrs = o->n_mrs;
 	memcpy(cfg.mrs, o->mrs, sizeof(cfg.mrs));
+	cfg.atomic_unit_ns = atomic_unit_ns(o);
+	cfg.atomic_unit_queue = o->atomic_unit_queue;
 	r = peer_resp_create(&cfg, link, err, sizeof(err));
 	incarnation = calloc(o->max_qps, sizeof(*incarnation));
 	if (r && !incarnation)
@@ -212,7 +259,7 @@ rp_server(const struct rp_opts *o)
 	next_progress = o->progress_s > 0 ? t0 + (uint64_t)(o->progress_s * 1e9) : UINT64_MAX;
 	end = o->duration_s > 0 ? t0 + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
 	while (!rp_stop) {
-		int n = peer_link_recv(link, buf, sizeof(buf), 50000000);
+		int n = peer_link_recv(link, buf, sizeof(buf), recv_timeout(r, cfg.atomic_unit_ns));
 		uint64_t now;
 
 		if (n > 0) {
@@ -246,6 +293,11 @@ rp_server(const struct rp_opts *o)
 			       (unsigned long long)s->naks_seq,
 			       (unsigned long long)(s->dup_writes + s->dup_reads + s->dup_atomics),
 			       (unsigned long long)s->rx_bad_icrc, peer_resp_active_qps(r));
+			if (cfg.atomic_unit_ns)
+				printf("server t=%.1fs atomic unit (model): waited=%llu wait=%.3fs "
+				       "held_now=%llu\n", (now - t0) / 1e9,
+				       (unsigned long long)s->aunit_waited, s->aunit_wait_ns / 1e9,
+				       (unsigned long long)s->aunit_held);
 			fflush(stdout);
 		}
 	}
@@ -262,6 +314,8 @@ rp_server(const struct rp_opts *o)
 		       (unsigned long long)s->naks_seq, (unsigned long long)s->dup_writes,
 		       (unsigned long long)s->dup_reads, (unsigned long long)s->dup_atomics,
 		       (unsigned long long)s->rx_bad_icrc, peer_resp_active_qps(r));
+		if (cfg.atomic_unit_ns)
+			print_atomic_unit(o, s);
 	}
 	if (o->json) {
 		FILE *f = strcmp(o->json, "-") ? fopen(o->json, "w") : stdout;
@@ -272,6 +326,10 @@ rp_server(const struct rp_opts *o)
 		} else {
 			fprintf(f, "{\"role\": \"server\", \"active_qps\": %u, \"ctl_bad\": %llu, ",
 				peer_resp_active_qps(r), (unsigned long long)ctl_bad);
+			/* the model's rate (0: off) and its unit time */
+			fprintf(f, "\"atomic_unit_model\": %s, \"atomic_unit_rate\": %.17g, "
+				"\"atomic_unit_ns\": %llu, ", cfg.atomic_unit_ns ? "true" : "false",
+				o->atomic_unit_rate, (unsigned long long)cfg.atomic_unit_ns);
 			json_stats(f, peer_resp_stats(r), peer_link_stats(link));
 			/* requests each QP took: which QPs carried the load */
 			fprintf(f, "\"qp_executed\": [");
