@@ -22,6 +22,17 @@ valid RoCEv2 by scapy's ICRC and follow IBTA vol.1 ch.9:
     same CAS at 3185 is then executed again (not replayed), MSN restarts at
     1; a resent RECONNECT of the same incarnation is answered again without
     a second reset, an older incarnation gets nothing
+  - --atomic-unit RATE (a model of an RNIC atomic unit, not a NIC): one QP's
+    mixed burst gets byte for byte the answers it gets without the model;
+    two QPs adding to one word serialize (every FAA result a partial sum,
+    nothing lost, per QP PSN order and MSN 1..n) and atomics waited; a QP's
+    WRITE sent after its waiting CAS is answered after it, while another QP
+    (a WRITE, a CAS on another word) is answered before it; a retransmitted
+    CAS that waited is replayed, not run again; a full --atomic-unit-queue
+    drops (and counts) what does not fit, and the retransmission is taken;
+    with the option off nothing waited; bad rates are refused.  No test
+    here reads a clock: order of answers and counters only (the unit times
+    are long, 0.25-1 s, so that a burst lands inside one)
 Needs root; exits 77 otherwise.
 """
 
@@ -178,6 +189,11 @@ def one(resps, what):
     return resps[0]
 
 
+def dqpn(frame):
+    """Destination QPN of a response (the client QP it answers)."""
+    return int.from_bytes(frame[47:50], "big")
+
+
 def start_server(topo, d, name, ack, extra=()):
     sj = os.path.join(d, name + ".json")
     ready = os.path.join(d, name + ".ready")
@@ -266,6 +282,10 @@ def body():
                                 "WRITE after bad ICRC")
     t.check_eq((op, psn, syn), (0x11, c.psn(14), ACK), "the good copy is executed")
     st = stop_server(srv, sj)
+    t.check_eq((st["atomic_unit_model"], st["aunit_waited"], st["aunit_wait_ns"],
+                st["aunit_held"]), (False, 0, 0, 0),
+               "without --atomic-unit: no model, no atomic waited or held")
+    t.check("atomic unit" not in srv.output(), "server summary names no atomic unit when off")
     t.check_eq(st["rx_bad_icrc"], 1, "server bad-ICRC counter")
     t.check_eq(st["naks_seq"], 1, "server NAKs (one per gap)")
     t.check_eq((st["dup_atomics"], st["dup_writes"], st["dup_reads"]), (1, 1, 1),
@@ -312,6 +332,177 @@ def body():
     st = stop_server(srv, sj)
     t.check_eq((st["qp_resets"], st["ctl_bad"], st["dup_atomics"]), (1, 0, 0),
                "server QP resets, bad control datagrams, replayed atomics")
+    atomic_unit_refused()
+    atomic_unit_same_answers(topo, d, wire)
+    atomic_unit_contention(topo, d, wire)
+    atomic_unit_head_of_line(topo, d, wire)
+    atomic_unit_queue_full(topo, d, wire)
+
+
+def atomic_unit_refused():
+    """Bad rates are refused before anything starts, with a message naming the option."""
+    peer = e2e.roce_peer_path()
+    for bad in ("0", "-5", "abc", "", "nan", "inf", "1e12", "3000x"):
+        r = t.sh([peer, "server", "--iface", "lo", "--ip", "127.0.0.1", "--atomic-unit", bad],
+                 check_rc=False)
+        t.check_eq(r.returncode, 2, "--atomic-unit %r: exit code" % bad)
+        t.check("bad value for --atomic-unit: '%s'" % bad in r.stderr and "> 0" in r.stderr,
+                "--atomic-unit %r: message: %r" % (bad, r.stderr))
+    r = t.sh([peer, "server", "--iface", "lo", "--ip", "127.0.0.1", "--atomic-unit-queue", "4"],
+             check_rc=False)
+    t.check_eq(r.returncode, 2, "--atomic-unit-queue without --atomic-unit: exit code")
+    t.check("needs --atomic-unit" in r.stderr, "message: %r" % r.stderr)
+    r = t.sh([peer, "--help"])
+    t.check("MODEL of an RNIC atomic unit (this is not a NIC)" in r.stdout,
+            "--help labels --atomic-unit a model")
+
+
+def mixed_burst(c):
+    """One QP's requests, sent back to back: atomics on one word (each but
+    the first waits for its unit with the model), a WRITE and READs behind
+    them, a masked CAS on another word and a retransmitted CAS."""
+    data = bytes(range(32, 48))
+    a, b = BASE + 0x4000, BASE + 0x4008
+    return [c.frame(0x0a, 0, payload=data, va=BASE + 0x4100, ackreq=True),
+            c.frame(0x13, 1, va=a, compare=0, swap=7),
+            c.frame(0x13, 2, va=a, compare=7, swap=9),
+            c.frame(0x14, 3, va=a, swap=1),
+            c.frame(0x0a, 4, payload=data[::-1], va=BASE + 0x4100, ackreq=True),
+            c.frame(0x0c, 5, va=BASE + 0x4100, dma_len=16),
+            c.frame(0x18, 6, va=b, compare=0, compare_mask=1, swap=1, swap_mask=1),
+            c.frame(0x14, 7, va=a, swap=2),
+            c.frame(0x0c, 8, va=a, dma_len=8),
+            c.frame(0x13, 1, va=a, compare=0, swap=7)]
+
+
+def burst_answers(topo, d, wire, name, extra):
+    srv, sj = start_server(topo, d, name, "every", extra)
+    c = Client(wire, topo, psn0(1, 0))
+    for f in mixed_burst(c):
+        wire.send(f)
+    got = wire.recv(3000)
+    return got, stop_server(srv, sj), srv
+
+
+def atomic_unit_same_answers(topo, d, wire):
+    """The model changes when answers leave, never what they say."""
+    plain, st0, _ = burst_answers(topo, d, wire, "aunit-off", [])
+    model, st1, srv = burst_answers(topo, d, wire, "aunit-same", ["--atomic-unit", "4"])
+    rs = [parse(f) for f in model]
+    t.check_eq([(r[0], r[1] - psn0(1, 0), r[3]) for r in rs],
+               [(0x11, 0, 1), (0x12, 1, 2), (0x12, 2, 3), (0x12, 3, 4), (0x11, 4, 5),
+                (0x10, 5, 6), (0x12, 6, 7), (0x12, 7, 8), (0x10, 8, 9), (0x12, 1, 2)],
+               "model: answers (opcode, PSN offset, MSN) in PSN order, the dup CAS last")
+    t.check_eq([r[4] for r in rs if r[0] == 0x12], [0, 7, 9, 0, 10, 0],
+               "model: atomic results (CAS 0->7, CAS 7->9, FAA+1, masked CAS, FAA+2, replay)")
+    t.check_eq(rs[8][5], (12).to_bytes(8, "big"), "model: the word after them (9+1+2)")
+    t.check_eq(model, plain, "answers with --atomic-unit 4 byte for byte as without the model")
+    t.check_eq((st1["atomics"], st1["dup_atomics"]), (st0["atomics"], st0["dup_atomics"]),
+               "atomics executed and replayed, with and without the model")
+    t.check_eq((st1["atomic_unit_model"], st1["atomic_unit_rate"], st1["atomic_unit_ns"]),
+               (True, 4, 250000000), "server JSON: the model and its rate")
+    t.check(st1["aunit_waited"] > 0 and st1["aunit_wait_ns"] > 0 and st1["aunit_held"] > 0,
+            "model: atomics waited and requests were held behind them: %r" %
+            {k: v for k, v in st1.items() if k.startswith("aunit")})
+    t.check_eq(st0["aunit_waited"], 0, "no model: nothing waited")
+    t.check_eq((st1["aunit_queue_full"], st1["aunit_table_full"]), (0, 0),
+               "model: nothing dropped")
+    t.check("MODEL of an RNIC atomic unit (not a NIC), 4 atomics/s per 8-byte word" in
+            srv.output(), "server summary labels the model:\n" + srv.output())
+
+
+def atomic_unit_contention(topo, d, wire):
+    """Two QPs adding to one word: serialized, nothing lost, each QP in order."""
+    srv, sj = start_server(topo, d, "aunit-faa", "every", ["--atomic-unit", "8"])
+    cs = [Client(wire, topo, psn0(1, g), qpn=0x100 + g) for g in (0, 1)]
+    add = (1, 16)
+    word = BASE + 0x5000
+    for k in range(4):
+        for g in (0, 1):
+            wire.send(cs[g].frame(0x14, k, va=word, swap=add[g]))
+    got = wire.recv(4000)
+    pairs = []
+    for g in (0, 1):
+        rs = [parse(f) for f in got if dqpn(f) == 0x10000 + g]
+        t.check_eq([(r[0], r[1], r[3]) for r in rs],
+                   [(0x12, cs[g].psn(k), k + 1) for k in range(4)],
+                   "QP %d: four ATOMIC ACKs in PSN order, MSN 1..4" % g)
+        origs = [r[4] for r in rs]
+        t.check(origs == sorted(origs), "QP %d: its FAA results increase: %r" % (g, origs))
+        pairs += [(o, add[g]) for o in origs]
+    v = 0
+    for o, a in sorted(pairs):
+        t.check_eq(o, v, "each FAA result is the sum of the ones before it (%r)" % sorted(pairs))
+        v += a
+    _, psn, _, msn, _, pl = one(cs[0].x(0x0c, 4, va=word, dma_len=8), "READ the word")
+    t.check_eq((int.from_bytes(pl, "big"), msn), (4 * 17, 5), "the word: every FAA once")
+    st = stop_server(srv, sj)
+    t.check_eq(st["atomics"], 8, "atomics executed")
+    t.check(st["aunit_waited"] > 0, "atomics waited for the unit under contention")
+
+
+def atomic_unit_head_of_line(topo, d, wire):
+    """QP 0's CAS waits a whole second for its word: QP 0's WRITE waits
+    behind it, QP 1 (a CAS on another word, a WRITE) does not."""
+    srv, sj = start_server(topo, d, "aunit-hol", "every", ["--atomic-unit", "1"])
+    c0 = Client(wire, topo, psn0(1, 0), qpn=0x100)
+    c1 = Client(wire, topo, psn0(1, 1), qpn=0x101)
+    word, other = BASE + 0x6000, BASE + 0x6008
+    data = b"\x5a" * 16
+    for f in (c0.frame(0x13, 0, va=word, compare=0, swap=1),
+              c0.frame(0x13, 1, va=word, compare=1, swap=2),      # waits ~1 s
+              c0.frame(0x0a, 2, payload=data, va=BASE + 0x6100, ackreq=True),
+              c0.frame(0x13, 1, va=word, compare=1, swap=2),      # its retransmission
+              c1.frame(0x13, 0, va=other, compare=0, swap=5),
+              c1.frame(0x0a, 1, payload=data, va=BASE + 0x6200, ackreq=True)):
+        wire.send(f)
+    got = wire.recv(4000)
+    seq = [(dqpn(f) - 0x10000,) + r[:2] + (r[4],) for f, r in zip(got, map(parse, got))]
+    names = {(0, 0x12, c0.psn(0)): "QP0 CAS 1", (0, 0x12, c0.psn(1)): "QP0 CAS 2",
+             (0, 0x11, c0.psn(2)): "QP0 WRITE", (1, 0x12, c1.psn(0)): "QP1 CAS",
+             (1, 0x11, c1.psn(1)): "QP1 WRITE"}
+    order = [names.get(x[:3], repr(x)) for x in seq]
+    t.check_eq(sorted(order), sorted(list(names.values()) + ["QP0 CAS 2"]),
+               "every request answered once, the retransmitted CAS twice: %r" % order)
+    t.check_eq(order[0], "QP0 CAS 1", "first answer")
+    pos = {n: order.index(n) for n in names.values()}
+    t.check(pos["QP1 CAS"] < pos["QP0 CAS 2"] and pos["QP1 WRITE"] < pos["QP0 CAS 2"],
+            "QP 1 is not held behind QP 0's waiting CAS: %r" % order)
+    t.check(pos["QP0 CAS 2"] < pos["QP0 WRITE"] < len(order) - 1 and order[-1] == "QP0 CAS 2",
+            "QP 0: its WRITE after its CAS, the retransmission replayed last: %r" % order)
+    t.check_eq([x[3] for x in seq if x[:3] == (0, 0x12, c0.psn(1))], [1, 1],
+               "the CAS and its retransmission both read 1 (replayed, not run again)")
+    _, _, _, _, _, pl = one(c0.x(0x0c, 3, va=word, dma_len=8), "READ the word")
+    t.check_eq(int.from_bytes(pl, "big"), 2, "the word after CAS 0->1, 1->2")
+    st = stop_server(srv, sj)
+    t.check_eq((st["atomics"], st["dup_atomics"], st["aunit_waited"]), (3, 1, 1),
+               "atomics executed, replayed, waited (the retransmission took no unit time)")
+
+
+def atomic_unit_queue_full(topo, d, wire):
+    """Room for 3 held requests: the 4th and 5th behind a waiting CAS are
+    dropped and counted; their retransmissions are taken."""
+    srv, sj = start_server(topo, d, "aunit-full", "every",
+                           ["--atomic-unit", "1", "--atomic-unit-queue", "3"])
+    c = Client(wire, topo, psn0(1, 0))
+    word = BASE + 0x7000
+    data = b"\xa5" * 16
+    wire.send(c.frame(0x13, 0, va=word, compare=0, swap=1))
+    wire.send(c.frame(0x13, 1, va=word, compare=1, swap=2))       # waits ~1 s
+    for k in range(2, 7):
+        wire.send(c.frame(0x0a, k, payload=data, va=BASE + 0x7100 + 16 * k, ackreq=True))
+    rs = [parse(f) for f in wire.recv(4000)]
+    t.check_eq([(r[0], r[1], r[3]) for r in rs],
+               [(0x12, c.psn(0), 1), (0x12, c.psn(1), 2)] +
+               [(0x11, c.psn(k), k + 1) for k in (2, 3, 4)],
+               "answers: both CAS, the three WRITEs held; the two that did not fit dropped")
+    for k in (5, 6):
+        _, psn, syn, msn, _, _ = one(c.x(0x0a, k, payload=data, va=BASE + 0x7100 + 16 * k,
+                                         ackreq=True), "retransmitted WRITE %d" % k)
+        t.check_eq((psn, syn, msn), (c.psn(k), ACK, k + 1), "retransmission %d taken" % k)
+    st = stop_server(srv, sj)
+    t.check_eq((st["aunit_queue_full"], st["aunit_held"], st["aunit_held_max"]), (2, 3, 3),
+               "dropped (queue full), held, most held at once")
 
 
 if __name__ == "__main__":
