@@ -35,6 +35,12 @@
 #                    (default both = passthrough + accel; remap: every client
 #                    QP onto one server QP, remapping = on; accel-remap: both
 #                    functions; all: the four runs)
+#   --atomic-unit RATE  the memory server models an RNIC atomic unit:
+#                    atomics on one 8-byte word run one at a time, RATE per
+#                    second (roce-peer server --atomic-unit; a model, not a
+#                    NIC; default off).  The software server is otherwise
+#                    never bound by its atomics, so without it acceleration
+#                    shows no gain here
 #   --no-setup       do not run scripts/setup.sh (use an existing build)
 #   --build DIR      meson build directory (default: build/)
 #   --json FILE      write the summary as JSON to FILE
@@ -59,6 +65,7 @@ setup=1
 json=""
 keep=0
 pcap=0
+aunit=""
 
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
 while [ $# -gt 0 ]; do
@@ -68,6 +75,7 @@ while [ $# -gt 0 ]; do
 	--qps) qps=$2; shift ;;
 	--locks) locks=$2; shift ;;
 	--mode) mode=$2; shift ;;
+	--atomic-unit) aunit=$2; shift ;;
 	--no-setup) setup=0 ;;
 	--build) build=$2; shift ;;
 	--json) json=$2; shift ;;
@@ -82,6 +90,16 @@ for v in "$duration" "$clients" "$qps" "$locks"; do
 	case "$v" in ''|*[!0-9]*|0) echo "run.sh: --duration/--clients/--qps/--locks want positive integers" >&2; exit 2 ;; esac
 done
 case "$mode" in both|passthrough|accel|remap|accel-remap|all) ;; *) echo "run.sh: --mode both|passthrough|accel|remap|accel-remap|all" >&2; exit 2 ;; esac
+aunit_args=()
+if [ -n "$aunit" ]; then
+	# roce-peer judges the value too; here it fails before anything is set up
+	if ! [[ "$aunit" =~ ^[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?$ ]] ||
+	   ! awk -v r="$aunit" 'BEGIN { exit !(r > 0 && r <= 1e9) }'; then
+		echo "run.sh: --atomic-unit wants atomics per second per address, a number > 0 and <= 1e9 (e.g. 2.93e6), not '$aunit'" >&2
+		exit 2
+	fi
+	aunit_args=(--atomic-unit "$aunit")
+fi
 if [ "$(id -u)" -ne 0 ]; then
 	echo "run.sh: must run as root (network namespaces, tap devices, AF_PACKET, DPDK)" >&2
 	exit 1
@@ -248,7 +266,7 @@ EOF
 
 	spawn server "$dir/server.log" ip netns exec "$ns_s" "$peer" server --iface "$if_s" \
 		--ip 198.18.0.2 --max-qps $((clients * qps + 16)) --dump-locks "$locks" --progress 0 \
-		--json "$dir/server.json" --ready-file "$dir/server.ready"
+		--json "$dir/server.json" --ready-file "$dir/server.ready" "${aunit_args[@]}"
 	for ((t = 0; t < 100; t++)); do
 		[ -e "$dir/server.ready" ] || ! alive "${pid_of[server]}" && break
 		sleep 0.1 || true
@@ -310,6 +328,7 @@ EOF
 
 echo "sword demo: $clients Sherman-style clients x $qps QP, $locks locks, ${duration}s per run"
 echo "  client netns $ns_c (198.18.0.1) -- swordd two-port (net_tap) -- server netns $ns_s (198.18.0.2)"
+[ -z "$aunit" ] || echo "  memory server: modelled atomic unit, $aunit atomics/s per address (a model of an RNIC's, not a NIC)"
 case "$mode" in
 both) runs=(passthrough accel) ;;
 all) runs=(passthrough accel remap accel-remap) ;;

@@ -6,7 +6,9 @@ JSON each run left (clients, memory server, swordd's --stats-json) under
 WORK/passthrough, WORK/accel, WORK/remap and WORK/accel-remap, prints the
 runs (with what each takes off the memory server: the atomics it executed
 per second and the server QPs that carried the requests) and the endpoints'
-checks, writes --json, exits 1 if a check failed.  It lived in a bash
+checks, writes --json, exits 1 if a check failed.  When the memory server
+modelled an RNIC atomic unit (run.sh --atomic-unit), the summary says so,
+with its rate and how many atomics waited for it in each run.  It lived in a bash
 heredoc in run.sh; here it can be linted.
 
     run_summary.py WORK LOCKS CLIENTS JSON_OUT_OR_EMPTY
@@ -68,6 +70,10 @@ for label in ("passthrough", "accel", "remap", "accel-remap"):
            "violations": viol, "qp_errors": qpe,
            "managed_rx": sw.get("managed_rx", 0), "rewrites": sw.get("rewritten", 0),
            "server_atomics_per_s": (srv or {}).get("atomics", 0) / secs,
+           # the server's modelled atomic unit (0: none), and what waited for it
+           "atomic_unit_rate": (srv or {}).get("atomic_unit_rate", 0),
+           "atomics_waited": (srv or {}).get("aunit_waited", 0),
+           "atomic_wait_s": (srv or {}).get("aunit_wait_ns", 0) / 1e9,
            # QPs that took at least 1% of the requests (a connection's few
            # requests before remapping binds it do not count)
            "server_qps": sum(1 for n in (srv or {}).get("qp_executed", [])
@@ -97,6 +103,13 @@ print("     every lock word free and every lock's counter in server memory equal
 print("     to the critical sections all clients completed; srv atom/s = atomics the")
 print("     memory server executed per second; srv QPs = server QPs that took >= 1%")
 print("     of the requests)")
+rates = sorted({r["atomic_unit_rate"] for r in runs if r["atomic_unit_rate"]})
+if rates:
+    print("  memory server: modelled atomic unit, %s atomics/s per address (a model of an"
+          " RNIC's, not a NIC)" % " / ".join("%g" % x for x in rates))
+    for r in runs:
+        print("    %s: %d atomics waited for it, %.2f s modelled wait in all" % (
+              r["mode"], r["atomics_waited"], r["atomic_wait_s"]))
 base = [r for r in runs if r["mode"] == "passthrough"]
 for r in runs:
     if r["mode"] == "passthrough" or not base or base[0]["lock_ops_per_s"] <= 0:
