@@ -12,6 +12,10 @@ README's main command, scripts/run.sh (the demo), without setup.sh:
      summary covers the interrupted run and its checks still hold (the
      clients finish their critical sections before the server and swordd
      stop).
+  3. --atomic-unit 100 (the memory server models an RNIC atomic unit): the
+     banner and the summary label it with its rate, atomics waited for it;
+     run 1 had no model (rate 0, nothing waited); --atomic-unit 0 is
+     refused before anything starts.
 After each run nothing is left: namespaces, taps, processes, the
 /var/run/dpdk directory, the temp directory.
 """
@@ -154,6 +158,29 @@ def body():
     check_summary(out, load(js), ["accel"], interrupted=True)
     left = leftovers(p.pid)
     t.check(not left, "run.sh left behind after Ctrl-C: %s" % left)
+
+    # 3. the modelled atomic unit (the first run had none)
+    for r in load(os.path.join(d, "timed.json"))["runs"]:
+        t.check_eq((r["atomic_unit_rate"], r["atomics_waited"]), (0, 0),
+                   "%s without --atomic-unit: rate, atomics waited" % r["mode"])
+    p, outp = start(["--atomic-unit", "0"], d, "aunit-bad")
+    t.check_eq(p.wait(60), 2, "run.sh --atomic-unit 0 exit code")
+    t.check("--atomic-unit wants atomics per second" in open(outp).read(),
+            "no message for --atomic-unit 0")
+    js = os.path.join(d, "aunit.json")
+    p, outp = start(["--mode", "passthrough", "--duration", "2", "--clients", "2",
+                     "--atomic-unit", "100", "--json", js], d, "aunit")
+    t.check_eq(p.wait(300), 0, "run.sh --atomic-unit 100 exit code\n" + open(outp).read())
+    out = open(outp).read()
+    label = "memory server: modelled atomic unit, 100 atomics/s per address"
+    t.check_eq(out.count(label), 2, "the banner and the summary label the model:\n" + out)
+    js = load(js)
+    check_summary(out, js, ["passthrough"])
+    r = js["runs"][0]
+    t.check_eq(r["atomic_unit_rate"], 100, "summary JSON: the model's rate")
+    t.check(r["atomics_waited"] > 0, "no atomic waited for a 100/s unit:\n" + out)
+    left = leftovers(p.pid)
+    t.check(not left, "run.sh --atomic-unit left behind: %s" % left)
 
 
 if __name__ == "__main__":
