@@ -3,6 +3,8 @@
  * server.c — the memory server role: a peer_resp on one interface until
  * told to stop, then a summary with the lock words and records the lock
  * workloads keep, so the run can be judged by memory, the ground truth.
+ * With --atomic-unit the responder models an RNIC atomic unit
+ * (lib/peer/peer_aunit.h) and the loop wakes when a waiting atomic is due.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -169,10 +171,11 @@ atomic_unit_ns(const struct rp_opts *o)
 	return ns ? ns : 1;
 }
 
-/* How long the next receive may sleep: until the next modelled atomic is
- * due (it runs then, not at the next frame), else the idle tick. */
+/* Run the modelled atomics that are due; returns how long the next receive
+ * may sleep: until the next one is due (it runs then, not when the next
+ * frame happens to come), else the idle tick. */
 static uint64_t
-recv_timeout(struct peer_resp *r, bool model)
+run_due_atomics(struct peer_resp *r, bool model)
 {
 	uint64_t due;
 
@@ -259,7 +262,7 @@ rp_server(const struct rp_opts *o)
 	next_progress = o->progress_s > 0 ? t0 + (uint64_t)(o->progress_s * 1e9) : UINT64_MAX;
 	end = o->duration_s > 0 ? t0 + (uint64_t)(o->duration_s * 1e9) : UINT64_MAX;
 	while (!rp_stop) {
-		int n = peer_link_recv(link, buf, sizeof(buf), recv_timeout(r, cfg.atomic_unit_ns));
+		int n = peer_link_recv(link, buf, sizeof(buf), run_due_atomics(r, cfg.atomic_unit_ns));
 		uint64_t now;
 
 		if (n > 0) {
