@@ -172,7 +172,8 @@ struct remap_emit {
 	X(dreq_held)         /* an owner's CM DREQ held (answered with a DREP) */ \
 	X(drep_sent)         /* DREPs swordd sent for held DREQs */           \
 	X(dreq_released)     /* held DREQs sent on once their lane emptied */ \
-	X(lanes_moved)       /* lanes moved onto a rider's QP after a fatal NAK */
+	X(lanes_moved)       /* lanes moved onto a rider's QP after a fatal NAK */ \
+	X(new_lives)         /* bound connections whose QP was re-created out of band */
 
 struct remap_counters {
 #define REMAP_FIELD(n) uint64_t n;

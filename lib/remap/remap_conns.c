@@ -14,6 +14,8 @@
  * hosts whose window holds the PSN).  Once bound to a lane the window is
  * remapping's own; the table is still told the connection is alive.
  */
+#include <rte_common.h>
+
 #include "remap_internal.h"
 
 static uint32_t
@@ -45,6 +47,67 @@ rmp_keep_request(struct remap *r, struct rc_conn *c, uint8_t *f,
 	if (roce_psn_diff(end, c->next_psn) > 0)
 		c->next_psn = end;
 	return c;
+}
+
+/*
+ * What a request asks for, folded to 64 bits: its opcode, its payload
+ * length and the first 32 bytes after its BTH (the RETH or AtomicETH and
+ * the start of the data).  A retransmission repeats all of it; a new life
+ * of the QPN that reuses the PSN for another request does not (a 64-bit
+ * mix: two different requests agree by chance once in 2^64).  Never 0.
+ */
+uint64_t
+rmp_content_fp(const uint8_t *f, const struct roce_pkt *p)
+{
+	const uint32_t from = (uint32_t)p->bth_off + ROCE_BTH_LEN;
+	const uint32_t end = (uint32_t)p->payload_off + p->payload_len;
+	uint64_t w[4] = { 0 }, h;
+	uint32_t n = end > from ? end - from : 0;
+
+	if (n > sizeof(w))
+		n = sizeof(w);
+	memcpy(w, f + from, n);
+	h = (uint64_t)p->opcode | (uint64_t)p->payload_len << 8 | (uint64_t)n << 24;
+	for (unsigned int i = 0; i < RTE_DIM(w); i++) {
+		h = (h ^ w[i]) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	return h ? h : 1;
+}
+
+/*
+ * Does p, a verified request of bound connection rcn (of a server whose
+ * table remapping keeps), begin a new life of its QPN: its application
+ * re-created the QP out of band, reusing QPN and PSNs (Sherman's 3185),
+ * and the server reset its end?  Taken for a retransmission, its request
+ * would be answered from the old life (a WRITE acknowledged and never
+ * executed, an atomic given another request's result).  lib/rc's rules,
+ * as the serializer applies them with its stubs, where no retransmission
+ * explains it: a PSN it sent on the lane before with another opcode kind
+ * or other content (a READ may be resumed from a later PSN with another
+ * address: its kind only), a jump ahead wider than its reverse index, or
+ * a PSN further back than eight of them.  A PSN from before its binding
+ * goes to its own QP, which decides, as ever.
+ */
+bool
+rmp_new_life(const struct remap *r, const struct rmp_conn *rcn, const uint8_t *f,
+	     const struct roce_pkt *p)
+{
+	const int32_t ring = (int32_t)r->crev_mask + 1;
+	const int32_t d = roce_psn_diff(p->psn, rcn->next);
+	const struct rmp_rev *rv = &rcn->rev[p->psn & r->crev_mask];
+	const uint8_t kind = (p->oi->flags & ROCE_F_READ) ? RK_READ
+			     : (p->oi->flags & ROCE_F_ATOMIC) ? RK_ATOMIC : RK_ACKABLE;
+
+	if (roce_psn_diff(p->psn, rcn->bind_psn) < 0)
+		return false;
+	if (d >= 0)
+		return d > ring;
+	if (!rv->valid || rv->cpsn != p->psn)
+		return d < -8 * ring;
+	if (rv->kind != kind)
+		return true;
+	return kind != RK_READ && rv->fp != 0 && rv->fp != rmp_content_fp(f, p);
 }
 
 static bool

@@ -297,13 +297,19 @@ conn_end(void *ctx, struct rc_conn *c, enum rc_end_why why, uint64_t now)
 	uint32_t i = rc_index(r->rc, c);
 	struct rmp_conn *rcn = &r->conns[i];
 
-	(void)now;
 	rmp_forget_told(r);
-	for (uint32_t k = 0; k < r->n_lanes; k++)
-		if (r->lanes[k].open && r->lanes[k].owner == i &&
-		    r->lanes[k].owner_inc == c->incarnation &&
-		    !rmp_lane_keep(r, &r->lanes[k], c, why))
-			rmp_lane_close(r, &r->lanes[k]);
+	for (uint32_t k = 0; k < r->n_lanes; k++) {
+		struct rmp_lane *l = &r->lanes[k];
+
+		if (!l->open || l->owner != i || l->owner_inc != c->incarnation ||
+		    rmp_lane_keep(r, l, c, why))
+			continue;
+		rmp_lane_close(r, l);
+		if (why == RC_END_NEW_LIFE) {
+			l->owner_reborn = 1;
+			l->reborn_tsc = now;
+		}
+	}
 	if (rcn->inc != c->incarnation)
 		return;
 	if (rcn->state == RC_BOUND && rcn->lane != RMP_NONE) {

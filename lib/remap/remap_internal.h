@@ -118,6 +118,12 @@ struct rmp_lane {
 	 * once the lane closes (dreq_due: by remap_tick); owner is RMP_NONE. */
 	uint8_t kept;
 	uint8_t moved;        /* moved onto a rider's QP (remap_move.c) */
+	/* Closed by a new life of its owner's connection (its QP re-created,
+	 * the server's end reset): answers to the owner's address are the
+	 * closed lane's late ones until resend_timeout_tsc after reborn_tsc,
+	 * then the new life's (lane_of) */
+	uint8_t owner_reborn;
+	uint64_t reborn_tsc;
 	uint8_t dreq_due;
 	uint16_t dreq_len;    /* 0: none held */
 	uint8_t dreq[REMAP_EMIT_BUF];
@@ -133,6 +139,10 @@ enum rmp_conn_state { RC_DIRECT = 0, RC_BOUND, RC_LOST };
  * enough to answer a retransmission of something already answered. */
 struct rmp_rev {
 	uint64_t orig;        /* answered real atomic: its result */
+	/* what the request asked (rmp_content_fp), where remapping keeps the
+	 * connection table (keep_conns); 0: not recorded (another function
+	 * keeps the table and judges new lives with the content it keeps) */
+	uint64_t fp;
 	uint32_t cpsn, lpsn;
 	uint32_t cmsn;
 	uint8_t valid;
@@ -432,6 +442,9 @@ struct rc_conn *rmp_keep_request(struct remap *r, struct rc_conn *c, uint8_t *f,
 				 const struct roce_pkt *p, bool *icrc_ok, uint64_t now);
 void rmp_keep_response(struct remap *r, const struct rmp_server *sv, uint8_t *f,
 		       const struct roce_pkt *p, uint64_t now);
+uint64_t rmp_content_fp(const uint8_t *f, const struct roce_pkt *p);
+bool rmp_new_life(const struct remap *r, const struct rmp_conn *rcn, const uint8_t *f,
+		  const struct roce_pkt *p);
 /* A zero-length RDMA WRITE on lane l at lane PSN lpsn, AckReq set: a
  * request any responder takes without touching memory (IBTA C9-88: a
  * zero-length transfer needs no valid address or R_Key). */

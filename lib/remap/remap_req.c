@@ -257,9 +257,11 @@ placed_by(struct remap *r, struct rmp_lane *l, const struct rc_conn *c)
 
 /* The reverse entry of client PSN cpsn: it went out at lane PSN lpsn. */
 static inline void
-rev_set(struct rmp_rev *rv, uint32_t cpsn, uint32_t lpsn, uint8_t kind, uint32_t cmsn)
+rev_set(struct rmp_rev *rv, uint32_t cpsn, uint32_t lpsn, uint8_t kind, uint32_t cmsn,
+	uint64_t fp)
 {
 	rv->orig = 0;
+	rv->fp = fp;
 	rv->cpsn = cpsn;
 	rv->lpsn = lpsn;
 	rv->cmsn = cmsn;
@@ -292,9 +294,13 @@ req_fresh(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_con
 	const bool ends = kind != RK_ACKABLE || (p->oi->flags & ROCE_F_LAST);
 	const uint32_t cpsn = p->psn;
 	uint32_t lpsn, cmsn;
+	uint64_t fp;
 
 	if (!rmp_turn(r, l, c, kind, span, !ends, now) || !lane_room(r, l, kind, span))
 		return REMAP_DROP;
+	/* what it asked, to tell a new life from a retransmission
+	 * (rmp_new_life), where no other function keeps the table */
+	fp = r->servers[l->server].keep_conns ? rmp_content_fp(f, p) : 0;
 	rmp_served(r, l, c);
 	cmsn = ends ? roce_psn_add(rcn->msn, 1) : rcn->msn;
 	lpsn = place(r, l, c, cpsn, span, kind, ends, cmsn);
@@ -312,7 +318,8 @@ req_fresh(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_con
 
 		rev_set(&rcn->rev[q & r->crev_mask], q, roce_psn_add(lpsn, k), kind,
 			k + 1 == span ? cmsn
-				      : ends ? roce_psn_add(cmsn, ROCE_PSN_MASK) : rcn->msn);
+				      : ends ? roce_psn_add(cmsn, ROCE_PSN_MASK) : rcn->msn,
+			fp);
 	}
 	rcn->next = roce_psn_add(cpsn, span);
 	r->c.stitched++;
@@ -612,6 +619,7 @@ remap_request_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_o
 	struct rmp_lane *l;
 	struct rc_conn *c;
 	uint32_t slot, lpsn, cmsn;
+	uint64_t fp = 0;
 
 	if (kind == RK_EMPTY || r->prm.general_only) {
 		rmp_forget_told(r);
@@ -631,6 +639,7 @@ remap_request_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_o
 		rc_touch(c, now);
 		if (roce_psn_diff(roce_psn_add(cpsn, 1), c->next_psn) > 0)
 			c->next_psn = roce_psn_add(cpsn, 1);
+		fp = rmp_content_fp(f, p);
 	}
 	r->c.req_seen++;
 	r->c.stitched++;
@@ -640,7 +649,7 @@ remap_request_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_o
 	rcn->next = roce_psn_add(cpsn, 1);
 	lpsn = place(r, l, c, cpsn, 1, kind, true, cmsn);
 	placed_by(r, l, c);
-	rev_set(&rcn->rev[cpsn & r->crev_mask], cpsn, lpsn, kind, cmsn);
+	rev_set(&rcn->rev[cpsn & r->crev_mask], cpsn, lpsn, kind, cmsn, fp);
 	stitch(r, l, f, p, lpsn, now);
 	return true;
 }
@@ -677,6 +686,15 @@ remap_request_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		return REMAP_PASS;
 	}
 	rcn = &r->conns[rc_index(r->rc, c)];
+	if (sv->keep_conns && icrc_ok && rcn->inc == c->incarnation &&
+	    rcn->state != RC_DIRECT && rmp_new_life(r, rcn, f, p)) {
+		/* its QP was re-created out of band: the old life ends (its
+		 * lane closes if it owned one, lib/rc's listeners) and this
+		 * one starts on its own QP, which the server has reset */
+		rc_reincarnate(r->rc, c, p->psn, now, false);
+		rmp_keep_request(r, c, f, p, &icrc_ok, now);   /* its first PSN */
+		r->c.new_lives++;
+	}
 	if (rcn->inc != c->incarnation || rcn->state == RC_DIRECT) {
 		/* a frame that fails its ICRC check creates nothing (I8),
 		 * not even remapping's record of the connection */

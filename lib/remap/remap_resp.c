@@ -517,7 +517,8 @@ rmp_prompt(struct remap *r, struct rmp_lane *l, struct remap_emit *emit,
 }
 
 static struct rmp_lane *
-lane_of(struct remap *r, const struct rmp_server *sv, const struct roce_pkt *p)
+lane_of(struct remap *r, const struct rmp_server *sv, const struct roce_pkt *p,
+	uint64_t now)
 {
 	for (uint32_t i = 0; i < sv->n_lanes; i++) {
 		struct rmp_lane *l = &r->lanes[sv->first_lane + i];
@@ -531,6 +532,12 @@ lane_of(struct remap *r, const struct rmp_server *sv, const struct roce_pkt *p)
 		if (!l->open && (now_c = rc_find_resp(r->rc, p->src_ip4, p->dst_ip4,
 						      p->qpn)) != NULL &&
 		    now_c->incarnation != l->owner_inc)
+			continue;
+		/* the same once the owner's QP, re-created out of band (no
+		 * pairing yet: its answers pair it, resp_direct), has had
+		 * the time a late answer of the lane could take */
+		if (!l->open && l->owner_reborn &&
+		    now - l->reborn_tsc >= r->prm.resend_timeout_tsc)
 			continue;
 		return l;
 	}
@@ -744,7 +751,7 @@ remap_response_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		r->c.start_held++;
 		return REMAP_DROP;
 	}
-	l = lane_of(r, sv, p);
+	l = lane_of(r, sv, p, now);
 	/* before the lane started: its owner's own answers */
 	if (l == NULL || (roce_psn_diff(p->psn, l->start) < 0 &&
 			  rmp_stub_get(r, l, p->psn) == NULL)) {

@@ -1227,6 +1227,116 @@ START_TEST(t_closed_lane_tells_at_next_request)
 }
 END_TEST
 
+/* Client cl's one-packet WRITE of 8 bytes at va, PSN psn, through
+ * remapping; *out: what left (parsed). */
+static enum remap_verdict
+dr_write(struct dr *d, int cl, uint32_t psn, uint64_t va, struct roce_pkt *out)
+{
+	uint8_t f[256], reth[16] = { 0 };
+	struct remap_emit emit[8];
+	uint32_t len, n_emit = 0;
+	enum remap_verdict v;
+	struct roce_pkt p;
+
+	for (int i = 0; i < 8; i++)
+		reth[i] = (uint8_t)(va >> (56 - 8 * i));
+	reth[15] = 8;
+	len = rm_build(f, &d->up[cl], ROCE_RC_WRITE_ONLY, psn, true, reth, 16,
+		       (uint8_t[8]){ 1 }, 8);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	v = remap_on_request(d->r, f, &len, sizeof(f), &p, false, 2, emit, 8, &n_emit);
+	ck_assert_int_eq(roce_parse(f, len, out), ROCE_OK);
+	return v;
+}
+
+/* An ACK of PSN psn to client cl's address from the server, at time now. */
+static enum remap_verdict
+dr_answer_at(struct dr *d, int cl, uint32_t psn, uint64_t now)
+{
+	uint8_t f[256], aeth[4] = { 0, 0, 0, 1 };
+	struct remap_emit emit[8];
+	uint32_t len, n_emit = 0;
+	struct roce_pkt p;
+
+	len = rm_build(f, &d->down[cl], ROCE_RC_ACKNOWLEDGE, psn, false, aeth, 4, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	return remap_on_response(d->r, f, &len, sizeof(f), &p, false, now, emit, 8, &n_emit);
+}
+
+/*
+ * A rider re-creates its QP out of band, reusing QPN and PSNs (Sherman's
+ * 3185 on reconnect), and the server resets its end: its new life's
+ * requests must not be taken for retransmissions of the old one's, which
+ * the lane's QP would acknowledge without executing (a WRITE lost) or
+ * answer from the old life (an atomic's result).  Client 1 rides the lane
+ * from 501, acknowledged; its retransmission of 501 (same content) still
+ * goes to the lane at 501's lane PSN; its new life's 500 goes to its own
+ * QP (before its binding, as ever) and its new life's 501, another WRITE,
+ * ends the old life and goes to its own QP unchanged.  The lane goes on
+ * for its owner.  (Fails on the code before: the new 501 went to the lane
+ * at the old lane PSN.)
+ */
+START_TEST(t_rider_new_life)
+{
+	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
+				   .keep_conns = true };
+	struct dr d = { 0 };
+	struct roce_pkt q;
+	uint32_t lb;
+
+	lb = dr_two_bound(&d, &sv);
+	ck_assert_int_eq(dr_frame(&d, false, 0, lb, NULL, NULL), REMAP_MODIFIED);
+	ck_assert_int_eq(dr_write(&d, 1, 501, 0, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.psn, lb);
+	ck_assert_uint_eq(R2(d.r)->new_lives, 0);
+	/* the new life */
+	ck_assert_int_eq(dr_write(&d, 1, 500, 0x1000, &q), REMAP_PASS);
+	ck_assert_int_eq(dr_write(&d, 1, 501, 0x2000, &q), REMAP_PASS);
+	ck_assert_uint_eq(q.qpn, 0x101);
+	ck_assert_uint_eq(q.psn, 501);
+	ck_assert_uint_eq(R2(d.r)->new_lives, 1);
+	ck_assert_uint_eq(R2(d.r)->lanes_closed, 0);
+	/* the owner goes on on the lane */
+	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.psn, lb + 1);
+	dr_free(&d);
+}
+END_TEST
+
+/*
+ * The same for the lane's owner: the server reset the lane's QP, so the
+ * lane closes (its riders are told, as for any lane whose QP is gone) and
+ * the owner's new life goes on on its own QP.  A jump ahead wider than
+ * the reverse index is a new life too.  (Fails on the code before.)
+ */
+START_TEST(t_owner_new_life)
+{
+	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
+				   .keep_conns = true };
+	struct dr d = { 0 };
+	struct roce_pkt q;
+	uint32_t lb;
+
+	lb = dr_two_bound(&d, &sv);
+	(void)lb;
+	ck_assert_int_eq(dr_write(&d, 0, 100, 0x1000, &q), REMAP_PASS);
+	ck_assert_int_eq(dr_write(&d, 0, 101, 0x2000, &q), REMAP_PASS);
+	ck_assert_uint_eq(q.qpn, 0x100);
+	ck_assert_uint_eq(q.psn, 101);
+	ck_assert_uint_eq(R2(d.r)->new_lives, 1);
+	ck_assert_uint_eq(R2(d.r)->lanes_closed, 1);
+	/* answers to the owner's address: the closed lane's late ones for a
+	 * while, then its new life's (which they pair) */
+	ck_assert_int_eq(dr_answer_at(&d, 0, 101, 3), REMAP_DROP);
+	ck_assert_int_eq(dr_answer_at(&d, 0, 101, 3 + 100000), REMAP_PASS);
+	ck_assert_int_eq(dr_answer_at(&d, 0, 101, 4 + 100000), REMAP_PASS);
+	/* client 1 jumps far ahead: a new life of its QPN, on its own QP */
+	ck_assert_int_eq(dr_write(&d, 1, 501 + 4096, 0, &q), REMAP_PASS);
+	ck_assert_uint_eq(R2(d.r)->new_lives, 2);
+	dr_free(&d);
+}
+END_TEST
+
 /*
  * A fatal NAK on a lane (here the owner's own request, a remote access
  * error) breaks the lane's server QP, not the other clients: the NAK goes
@@ -1704,6 +1814,8 @@ remap_suite(void)
 	tcase_add_test(tc, t_fatal_nak_read_answer_lost);
 	tcase_add_loop_test(tc, t_fatal_nak_closed_loop, 0, 4);
 	tcase_add_test(tc, t_owner_disconnect_keeps_lane);
+	tcase_add_test(tc, t_rider_new_life);
+	tcase_add_test(tc, t_owner_new_life);
 	tcase_add_loop_test(tc, t_kept_lane_ends, 0, 2);
 	tcase_add_loop_test(tc, t_restart, 0, 2);
 	tcase_add_loop_test(tc, t_random, 0, 6);
