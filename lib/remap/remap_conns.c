@@ -86,8 +86,10 @@ rmp_content_fp(const uint8_t *f, const struct roce_pkt *p)
  * explains it: a PSN it sent on the lane before with another opcode kind
  * or other content (a READ may be resumed from a later PSN with another
  * address: its kind only), a jump ahead wider than its reverse index, or
- * a PSN further back than eight of them.  A PSN from before its binding
- * goes to its own QP, which decides, as ever.
+ * a PSN whose reverse entry is gone further back than eight of them, or
+ * at all once it has sent its first PSN again (initial_again: a window no
+ * wider than the reverse index cannot go back that far and on).  A PSN
+ * from before its binding goes to its own QP, which decides, as ever.
  */
 bool
 rmp_new_life(const struct remap *r, const struct rmp_conn *rcn, const uint8_t *f,
@@ -104,7 +106,7 @@ rmp_new_life(const struct remap *r, const struct rmp_conn *rcn, const uint8_t *f
 	if (d >= 0)
 		return d > ring;
 	if (!rv->valid || rv->cpsn != p->psn)
-		return d < -8 * ring;
+		return d < -8 * ring || rcn->initial_again;
 	if (rv->kind != kind)
 		return true;
 	return kind != RK_READ && rv->fp != 0 && rv->fp != rmp_content_fp(f, p);

@@ -178,6 +178,10 @@ struct rmp_conn {
 	uint16_t sport;       /* its requests' UDP source port (a lane moving
 			       * onto its own QP sends from it) */
 	uint8_t own_qp_dead;  /* its own server QP was a lane that failed */
+	/* bound, it sent its first PSN again (to its own QP: before its
+	 * binding): a new life's start, unless a go-back-N reaches that far;
+	 * a later PSN whose reverse entry is gone is then a new life */
+	uint8_t initial_again;
 	uint8_t stuck;        /* remap_move.c, within one move only */
 	uint32_t bind_psn;    /* first client PSN on the lane */
 	uint32_t next;        /* next client PSN expected on the lane */

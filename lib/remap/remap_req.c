@@ -464,6 +464,9 @@ req_route(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 
 	if (roce_psn_diff(p->psn, rcn->bind_psn) < 0) {
 		r->c.before_binding++;  /* sent before the binding: its own QP */
+		/* rmp_new_life; a frame that fails its ICRC changes nothing */
+		if (p->psn == c->initial_psn && (icrc_ok || roce_icrc_verify(f, p)))
+			rcn->initial_again = 1;
 		return REMAP_PASS;
 	}
 	if (!l->open || rcn->state == RC_LOST) {

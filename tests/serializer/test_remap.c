@@ -1263,6 +1263,22 @@ dr_answer_at(struct dr *d, int cl, uint32_t psn, uint64_t now)
 	return remap_on_response(d->r, f, &len, sizeof(f), &p, false, now, emit, 8, &n_emit);
 }
 
+/* dr_write's frame (va 0) with a bad ICRC. */
+static enum remap_verdict
+dr_write_bad(struct dr *d, int cl, uint32_t psn)
+{
+	uint8_t f[256];
+	struct remap_emit emit[8];
+	uint32_t len, n_emit = 0;
+	struct roce_pkt p;
+
+	len = rm_build(f, &d->up[cl], ROCE_RC_WRITE_ONLY, psn, true, (uint8_t[16]){ [15] = 8 },
+		       16, (uint8_t[8]){ 1 }, 8);
+	f[len - 1] ^= 1;
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	return remap_on_request(d->r, f, &len, sizeof(f), &p, false, 2, emit, 8, &n_emit);
+}
+
 /*
  * A rider re-creates its QP out of band, reusing QPN and PSNs (Sherman's
  * 3185 on reconnect), and the server resets its end: its new life's
@@ -1299,6 +1315,38 @@ START_TEST(t_rider_new_life)
 	/* the owner goes on on the lane */
 	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, &q), REMAP_MODIFIED);
 	ck_assert_uint_eq(q.psn, lb + 1);
+	dr_free(&d);
+}
+END_TEST
+
+/*
+ * The same after a life longer than the rider's reverse index (256 PSNs):
+ * the new life's 501 finds no reverse entry to compare with.  Its first
+ * PSN (500) came again just before, to its own QP: a window no wider than
+ * the index cannot reach back that far and on, so it is a new life.
+ * (Fails without the first-PSN rule: 501 was dropped as an expired
+ * retransmission, and every resend of it after.)
+ */
+START_TEST(t_rider_new_life_after_long_one)
+{
+	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
+				   .keep_conns = true };
+	struct dr d = { 0 };
+	struct roce_pkt q;
+
+	dr_two_bound(&d, &sv);
+	for (uint32_t psn = 502; psn < 802; psn++)
+		ck_assert_int_eq(dr_write(&d, 1, psn, 0, &q), REMAP_MODIFIED);
+	/* its first PSN with a bad ICRC: to its own QP, and nothing learned
+	 * from it (fuzz_remap, regress-bad-icrc-first-psn-again) */
+	ck_assert_int_eq(dr_write_bad(&d, 1, 500), REMAP_PASS);
+	ck_assert_int_eq(dr_write(&d, 1, 501, 0, &q), REMAP_DROP);
+	ck_assert_uint_eq(R2(d.r)->new_lives, 0);
+	ck_assert_int_eq(dr_write(&d, 1, 500, 0, &q), REMAP_PASS);
+	ck_assert_int_eq(dr_write(&d, 1, 501, 0, &q), REMAP_PASS);
+	ck_assert_uint_eq(q.qpn, 0x101);
+	ck_assert_uint_eq(q.psn, 501);
+	ck_assert_uint_eq(R2(d.r)->new_lives, 1);
 	dr_free(&d);
 }
 END_TEST
@@ -1813,6 +1861,7 @@ remap_suite(void)
 	tcase_add_loop_test(tc, t_fatal_nak_closed_loop, 0, 4);
 	tcase_add_test(tc, t_owner_disconnect_keeps_lane);
 	tcase_add_test(tc, t_rider_new_life);
+	tcase_add_test(tc, t_rider_new_life_after_long_one);
 	tcase_add_test(tc, t_owner_new_life);
 	tcase_add_loop_test(tc, t_kept_lane_ends, 0, 2);
 	tcase_add_loop_test(tc, t_restart, 0, 2);
