@@ -98,8 +98,7 @@ rmp_new_life(const struct remap *r, const struct rmp_conn *rcn, const uint8_t *f
 	const int32_t ring = (int32_t)r->crev_mask + 1;
 	const int32_t d = roce_psn_diff(p->psn, rcn->next);
 	const struct rmp_rev *rv = &rcn->rev[p->psn & r->crev_mask];
-	const uint8_t kind = (p->oi->flags & ROCE_F_READ) ? RK_READ
-			     : (p->oi->flags & ROCE_F_ATOMIC) ? RK_ATOMIC : RK_ACKABLE;
+	const uint8_t kind = rmp_kind_of(p);
 
 	if (roce_psn_diff(p->psn, rcn->bind_psn) < 0)
 		return false;

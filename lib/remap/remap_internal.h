@@ -225,6 +225,17 @@ struct remap {
 	} told;
 };
 
+/* The stub a request leaves (enum rmp_kind), by its opcode. */
+static inline uint8_t
+rmp_kind_of(const struct roce_pkt *p)
+{
+	if (p->oi->flags & ROCE_F_READ)
+		return RK_READ;
+	if (p->oi->flags & ROCE_F_ATOMIC)
+		return RK_ATOMIC;
+	return RK_ACKABLE;
+}
+
 /* Every entry point of remapping, first: the order answer is stale. */
 static inline void
 rmp_forget_told(struct remap *r)

@@ -35,16 +35,6 @@
 
 #include "remap_internal.h"
 
-static uint8_t
-kind_of(const struct roce_pkt *p)
-{
-	if (p->oi->flags & ROCE_F_READ)
-		return RK_READ;
-	if (p->oi->flags & ROCE_F_ATOMIC)
-		return RK_ATOMIC;
-	return RK_ACKABLE;
-}
-
 /* Put the frame on lane l at lane PSN lpsn. */
 static __rte_always_inline void
 stitch(struct remap *r, struct rmp_lane *l, uint8_t *f, struct roce_pkt *p,
@@ -289,7 +279,7 @@ static enum remap_verdict
 req_fresh(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_conn *rcn,
 	  uint8_t *f, struct roce_pkt *p, uint64_t now)
 {
-	const uint8_t kind = kind_of(p);
+	const uint8_t kind = rmp_kind_of(p);
 	const uint32_t span = span_of(r, f, p);
 	const bool ends = kind != RK_ACKABLE || (p->oi->flags & ROCE_F_LAST);
 	const uint32_t cpsn = p->psn;
@@ -404,7 +394,7 @@ req_retransmit(struct remap *r, struct rmp_lane *l, struct rc_conn *c,
 	struct rmp_stub *st;
 	uint32_t lpsn;
 
-	if (!rv->valid || rv->cpsn != p->psn || rv->kind != kind_of(p)) {
+	if (!rv->valid || rv->cpsn != p->psn || rv->kind != rmp_kind_of(p)) {
 		r->c.retrans_expired++;
 		return REMAP_DROP;
 	}
@@ -496,7 +486,7 @@ req_route(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, uint8_t *f,
 	} else {
 		v = req_fresh(r, l, c, rcn, f, p, now);
 		if (v == REMAP_DROP && rcn->next == p->psn)   /* refused, not held */
-			rmp_wait(r, l, c, rcn, kind_of(p));
+			rmp_wait(r, l, c, rcn, rmp_kind_of(p));
 	}
 	rmp_wake(r, l, now, emit, emit_cap, n_emit);
 	return v;
