@@ -2,11 +2,16 @@
 /*
  * bench_lanes.c — what connection remapping costs per frame over atomic
  * replacement alone, through swordd's worker (issue #12's budget):
- * the same traffic through two workers, one with atomic replacement, one
- * with atomic replacement and remapping (lanes = 1).  Not a test: prints
- * ns per frame of each and the difference.
+ * the same traffic through workers with atomic replacement alone, with
+ * atomic replacement and remapping (lanes = 1), and (floor, all) with
+ * atomic replacement and the floor: a stand-in second function that does
+ * only what any remapping of this traffic must do per frame (below,
+ * "The floor").  Not a test: prints ns per frame of each and the
+ * differences.
  *
- *   bench_lanes [rounds-per-run] [runs] [both|accel|remap] [coalesce]
+ *   bench_lanes [rounds-per-run] [runs] [both|accel|remap|floor|all] [coalesce]
+ *
+ * both: accel and remap; all: accel, remap and floor.
  *
  * Traffic: 8 client connections (4 hosts x 2 QPs; their PSNs apart, as
  * pairing a connection by its answers needs without the RDMA CM, lib/rc),
@@ -14,14 +19,16 @@
  * CAS(v, v^1), 4 per connection per burst of 32.  A responder model
  * executes what reaches the server (a CAS, or the WRITE it became) and
  * answers each with its ACK (coalesce: one ACK per 8 requests of a server
- * QP, as a ConnectX does, only the last of each 8 answered); the answers
+ * QP, as a ConnectX does, only the last of each 8 answered, and the last
+ * of a burst; onto one lane, so a lane ACK covers several clients, which
+ * remapping expands; the floor cannot); the answers
  * go back through the same worker as one burst.  Only
  * sword_worker_process is timed, and counted under valgrind
- * --tool=callgrind --collect-atstart=no: run it with accel, then remap,
- * and divide each total by the frames it reports.  Every frame out is
- * checked (outside the timing): ICRC good, ATOMIC ACKs to the clients;
- * "wrong" counts the others (exit status 1).  BENCH_DUMP=1 prints the
- * functions' counters.
+ * --tool=callgrind --collect-atstart=no: run it with accel, then remap
+ * (or floor), and divide each total by the frames it reports.  Every
+ * frame out is checked (outside the timing): ICRC good, ATOMIC ACKs to
+ * the clients; "wrong" counts the others (exit status 1).  BENCH_DUMP=1
+ * prints the functions' counters.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +45,8 @@
 #include "roce.h"
 #include "ser_fn.h"
 #include "remap_fn.h"
+#include "remap_internal.h"
+#include "rc.h"
 #include "sword_config.h"
 #include "sword_worker.h"
 
@@ -53,11 +62,171 @@
 
 static struct rte_mempool *pool;
 
+/*
+ * The floor: the work any remapping of this traffic must do per frame, as
+ * a second function in the same chain, and nothing else.  It is not a
+ * remapping: it checks nothing (one lane, learned from the first request;
+ * every answer taken for the lane's; no room, turn or order kept), and
+ * registers no ordering answer (the serializer decides per connection, as
+ * alone, which on this traffic is the same decision).  So remapping can
+ * cost no less than this here.  A request: its ICRC checked if no one has
+ * yet (before anything is learned from it), a lane PSN, a stub and a
+ * reverse entry, both MAC addresses, the source IP (checksum folded), the
+ * UDP source port, QPN and PSN.  An answer: the stub at its PSN and its
+ * client, the ICRC checked, destination MAC and IP, QPN, PSN, MSN; and the
+ * answer's connection noted for atomic replacement, as remapping does.
+ * The helpers are lib/remap's own (remap_internal.h).
+ */
+#define FLOOR_RING 256
+
+struct floor_stub {
+	uint32_t conn, inc, cpsn, cmsn;
+	uint8_t kind, flags;
+};
+
+struct floor_rev {
+	uint32_t cpsn, lpsn, cmsn;
+	uint8_t valid, kind;
+};
+
+struct floor_conn {
+	uint32_t inc, msn;
+	uint8_t mac[6];
+	struct floor_rev rev[FLOOR_RING];
+};
+
+struct floor_fn {
+	struct rc_table *rc;
+	bool active;                   /* after the warm-up, with connections
+					* paired (remapping binds them then) */
+	bool learned;
+	uint8_t eth[12];               /* the lane's: server's MAC, owner's */
+	uint32_t ip, qpn, next;
+	uint16_t sport;
+	struct floor_stub stub[FLOOR_RING];
+	struct floor_conn *conn;       /* by rc slot */
+};
+
+static void *
+floor_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
+{
+	struct floor_fn *f = calloc(1, sizeof(*f));
+
+	(void)cfg;
+	(void)socket_id;
+	if (f == NULL || (f->rc = sword_worker_rc(w)) == NULL ||
+	    (f->conn = calloc(rc_capacity(f->rc), sizeof(*f->conn))) == NULL)
+		abort();
+	return f;
+}
+
+static void
+floor_destroy(void *state)
+{
+	struct floor_fn *f = state;
+
+	free(f->conn);
+	free(f);
+}
+
+static bool
+floor_request(struct floor_fn *f, struct sword_fn_ctx *ctx)
+{
+	struct rc_table_head *h = (struct rc_table_head *)(void *)f->rc;
+	const uint32_t slot = h->last_req;   /* atomic replacement's lookup */
+	const struct rc_conn *c = &h->conns[slot];
+	struct floor_conn *fc = &f->conn[slot];
+	struct roce_pkt *p = ctx->p;
+	uint8_t *d = ctx->frame;
+	const uint32_t cpsn = p->psn, lpsn = f->next;
+	struct floor_stub *st = &f->stub[lpsn % FLOOR_RING];
+	struct floor_rev *rv = &fc->rev[cpsn % FLOOR_RING];
+
+	if (!ctx->icrc_ok && !(ctx->icrc_ok = roce_icrc_verify(d, p)))
+		return false;
+	if (!f->learned) {
+		memcpy(f->eth, d, sizeof(f->eth));
+		f->ip = p->src_ip4;
+		f->qpn = p->qpn;
+		f->sport = roce_ld16(d + p->l4_off);
+		f->learned = true;
+	}
+	if (fc->inc != c->incarnation) {
+		fc->inc = c->incarnation;
+		fc->msn = 0;
+		memcpy(fc->mac, d + 6, 6);
+	}
+	fc->msn = roce_psn_add(fc->msn, 1);
+	st->conn = slot;
+	st->inc = c->incarnation;
+	st->cpsn = cpsn;
+	st->cmsn = fc->msn;
+	st->kind = RK_ACKABLE;
+	st->flags = RS_FIRST | RS_ENDS_MSG;
+	rv->cpsn = cpsn;
+	rv->lpsn = lpsn;
+	rv->cmsn = fc->msn;
+	rv->valid = 1;
+	rv->kind = RK_ACKABLE;
+	f->next = roce_psn_add(lpsn, 1);
+	memcpy(d, f->eth, sizeof(f->eth));     /* as remapping's stitch does */
+	if (p->src_ip4 != f->ip)
+		rmp_set_ip4_addr(d, p, 12, f->ip);
+	roce_st16(d + p->l4_off, f->sport);
+	p->src_ip4 = f->ip;
+	roce_set_qpn_psn(d, p, f->qpn, lpsn);
+	p->qpn = f->qpn;
+	p->psn = lpsn;
+	return true;
+}
+
+static bool
+floor_answer(struct floor_fn *f, struct sword_fn_ctx *ctx)
+{
+	struct roce_pkt *p = ctx->p;
+	uint8_t *d = ctx->frame, *aeth;
+	const struct floor_stub *st = &f->stub[p->psn % FLOOR_RING];
+	struct rc_conn *c = rc_at(f->rc, st->conn);
+
+	if (c == NULL || (!ctx->icrc_ok && !(ctx->icrc_ok = roce_icrc_verify(d, p))))
+		return false;
+	rmp_set_dst(d, p, f->conn[st->conn].mac, c->cl_ip);
+	roce_set_qpn_psn(d, p, c->cl_qpn, st->cpsn);
+	p->qpn = c->cl_qpn;
+	p->psn = st->cpsn;
+	aeth = d + p->bth_off + p->oi->off[ROCE_HDR_AETH];
+	roce_st32(aeth, ((uint32_t)aeth[0] << 24) | (st->cmsn & ROCE_PSN_MASK));
+	rc_note_resp(f->rc, c);
+	return true;
+}
+
+static enum sword_fn_verdict
+floor_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
+{
+	struct floor_fn *f = state;
+
+	(void)w;
+	if (!f->active)
+		return SWORD_FN_PASS;
+	if (!(ctx->to_server ? floor_request(f, ctx) : floor_answer(f, ctx)))
+		return SWORD_FN_PASS;
+	ctx->resign_due = true;
+	return SWORD_FN_MODIFIED;
+}
+
+static const struct sword_fn_ops floor_fn_ops = {
+	.name = "floor",
+	.create = floor_create,
+	.destroy = floor_destroy,
+	.process = floor_process,
+};
+
 /* The memory server: its words and each QP's MSN. */
 struct server_model {
 	uint64_t word[NCONN];
 	uint32_t msn[NCONN];
 	uint32_t unanswered[NCONN];  /* coalescing: requests since its last ACK */
+	uint32_t last_psn[NCONN];    /* the last of them */
 };
 
 struct side {
@@ -74,6 +243,8 @@ struct side {
 	uint64_t frames_req, frames_ack;  /* timed frames */
 	uint64_t wrong;              /* a client got something it did not ask */
 };
+
+enum side_kind { SIDE_ACCEL, SIDE_REMAP, SIDE_FLOOR };
 
 static void
 config_load(struct side *s, bool remap)
@@ -144,6 +315,20 @@ build_cas(struct side *s, int i, uint8_t *f)
 	return len;
 }
 
+/* Server QP k's ACK at psn (its peer is client connection k). */
+static uint32_t
+ack_of(struct side *s, uint32_t k, uint32_t psn, uint8_t *ack)
+{
+	struct rm_addr down = { .src_mac = { 2, 0, 0, 0, 0, 0x99 },
+		.dst_mac = { 2, 0, 0, 0, 1, (uint8_t)(k / 2) }, .src_ip = SRV_IP,
+		.dst_ip = CL_IP(k), .dest_qpn = CL_QPN(k) };
+	uint32_t v32 = rte_cpu_to_be_32((0x1fu << 24) | s->srv.msn[k]);
+
+	s->srv.unanswered[k] = 0;
+	return rm_build(ack, &down, ROCE_RC_ACKNOWLEDGE, psn, false, (uint8_t *)&v32, 4,
+			NULL, 0);
+}
+
 /* The server executes a request that reached it; its answer (0: none
  * yet, coalesced).  Server QP k's peer is client connection k. */
 static uint32_t
@@ -183,10 +368,25 @@ serve(struct side *s, const uint8_t *f, uint32_t len, uint8_t *ack)
 	}
 	memcpy(&v, f + p.bth_off + 12 + 16, 8);
 	s->srv.word[(va - WORD_VA(0)) / 8 % NCONN] = rte_be_to_cpu_64(v);
-	if (s->coalesce && ++s->srv.unanswered[k] < 8)
+	if (s->coalesce && ++s->srv.unanswered[k] < 8) {
+		s->srv.last_psn[k] = p.psn;
 		return 0;
-	s->srv.unanswered[k] = 0;
-	return rm_build(ack, &down, ROCE_RC_ACKNOWLEDGE, p.psn, false, aeth, 4, NULL, 0);
+	}
+	return ack_of(s, k, p.psn, ack);
+}
+
+/* Coalescing, the requests of the burst have all arrived: each server QP
+ * answers the last it has not (a responder does not hold an ACK once the
+ * requests stop coming). */
+static void
+flush_acks(struct side *s, uint8_t (*ack)[FRAME_MAX], uint32_t *ack_len,
+	   unsigned int *n_ack, unsigned int cap)
+{
+	for (uint32_t k = 0; k < NCONN && *n_ack < cap; k++)
+		if (s->srv.unanswered[k] != 0) {
+			ack_len[*n_ack] = ack_of(s, k, s->srv.last_psn[k], ack[*n_ack]);
+			(*n_ack)++;
+		}
 }
 
 /* n frames through the worker as one burst; what came out, in out[]. */
@@ -258,6 +458,7 @@ round_trip(struct side *s, int per_conn, bool counted)
 			n_ack++;
 		rte_pktmbuf_free(out[i]);
 	}
+	flush_acks(s, ack, ack_len, &n_ack, RTE_DIM(ack));
 	if (n_ack == 0)
 		return;
 	timed(s, ack, ack_len, n_ack, counted, out, &n_out, s->ack_ns, &s->n_ack,
@@ -276,15 +477,18 @@ round_trip(struct side *s, int per_conn, bool counted)
 }
 
 static void
-side_init(struct side *s, const char *name, bool remap, bool coalesce, size_t max)
+side_init(struct side *s, const char *name, enum side_kind kind, bool coalesce, size_t max)
 {
 	s->name = name;
 	s->coalesce = coalesce;
-	config_load(s, remap);
+	config_load(s, kind == SIDE_REMAP);
 	sword_worker_init(&s->w, &s->cfg, &s->shards, 0);
 	s->w.pool = pool;
 	if (sword_worker_attach_fn(&s->w, &ser_fn_ops, SOCKET_ID_ANY) != 0 ||
-	    (remap && sword_worker_attach_fn(&s->w, &remap_fn_ops, SOCKET_ID_ANY) != 0)) {
+	    (kind == SIDE_REMAP &&
+	     sword_worker_attach_fn(&s->w, &remap_fn_ops, SOCKET_ID_ANY) != 0) ||
+	    (kind == SIDE_FLOOR &&
+	     sword_worker_attach_fn(&s->w, &floor_fn_ops, SOCKET_ID_ANY) != 0)) {
 		fprintf(stderr, "bench_lanes: cannot attach the functions\n");
 		exit(1);
 	}
@@ -301,6 +505,8 @@ side_init(struct side *s, const char *name, bool remap, bool coalesce, size_t ma
 		round_trip(s, 1, false);
 	for (int r = 0; r < 64; r++)
 		round_trip(s, PER_CONN, false);
+	if (kind == SIDE_FLOOR)
+		((struct floor_fn *)s->w.fn[1].state)->active = true;
 	s->wrong = 0;
 }
 
@@ -310,7 +516,8 @@ counter(struct sword_worker *w, const char *name)
 	for (unsigned int f = 0; f < w->n_fn; f++) {
 		const struct sword_fn_ops *ops = w->fn[f].ops;
 
-		ops->publish(w->fn[f].state, &w->stats.fn[w->fn[f].counter_base]);
+		if (ops->publish != NULL)
+			ops->publish(w->fn[f].state, &w->stats.fn[w->fn[f].counter_base]);
 		for (unsigned int i = 0; i < ops->n_counters; i++) {
 			if (getenv("BENCH_DUMP") && w->stats.fn[w->fn[f].counter_base + i])
 				printf("  %s %llu\n", ops->counter_names[i], (unsigned long long)
@@ -336,6 +543,30 @@ report(struct side *s, double *req, double *ack)
 	       (unsigned long long)s->wrong);
 }
 
+/* ns per client op: its request and its share of the answers (with
+ * coalesced lane ACKs, fewer answers cross the worker than requests). */
+static double
+per_op(const struct side *s, double req, double ack)
+{
+	return (req * (double)s->frames_req + ack * (double)s->frames_ack) /
+	       (double)s->frames_req;
+}
+
+/* What b costs over a (accel), from the medians of report: per frame
+ * where both pass as many frames, and per client op. */
+static void
+print_over(const char *what, const struct side *a, double ar, double aa,
+	   const struct side *b, double br, double ba, bool coalesce)
+{
+	printf("%s over atomic replacement alone: %+.1f ns per request, ", what, br - ar);
+	if (a->frames_ack == b->frames_ack)
+		printf("%+.1f ns per answer, %+.1f ns per frame, ", ba - aa,
+		       ((br - ar) * a->frames_req + (ba - aa) * a->frames_ack) /
+		       (double)(a->frames_req + a->frames_ack));
+	printf("%+.1f ns per client op (ICRC %s%s)\n", per_op(b, br, ba) - per_op(a, ar, aa),
+	       roce_icrc_impl(), coalesce ? ", 8 requests per ACK" : "");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -345,12 +576,25 @@ main(int argc, char **argv)
 	int runs = argc > 2 ? atoi(argv[2]) : 5;
 	const char *mode = argc > 3 ? argv[3] : "both";
 	bool coalesce = argc > 4 && strcmp(argv[4], "coalesce") == 0;
-	bool do_accel = strcmp(mode, "remap") != 0, do_remap = strcmp(mode, "accel") != 0;
-	static struct side accel, remap;
-	double ar = 0, aa = 0, rr = 0, ra = 0;
+	bool all = strcmp(mode, "all") == 0;
+	bool do_accel = all || !strcmp(mode, "both") || !strcmp(mode, "accel");
+	bool do_remap = all || !strcmp(mode, "both") || !strcmp(mode, "remap");
+	bool do_floor = all || !strcmp(mode, "floor");
+	static struct side accel, remap, floor_side;
+	double ar = 0, aa = 0, rr = 0, ra = 0, fr = 0, fa = 0;
 	size_t max;
 
-	if (runs < 1 || rounds < 1 || rte_eal_init((int)RTE_DIM(eal) - 1, eal) < 0)
+	if (runs < 1 || rounds < 1 || !(do_accel || do_remap || do_floor)) {
+		fprintf(stderr, "usage: bench_lanes [rounds] [runs] "
+			"[both|accel|remap|floor|all] [coalesce]\n");
+		return 2;
+	}
+	if (do_floor && coalesce) {
+		fprintf(stderr, "bench_lanes: the floor maps one answer to one client: "
+			"not with coalesce\n");
+		return 2;
+	}
+	if (rte_eal_init((int)RTE_DIM(eal) - 1, eal) < 0)
 		return 1;
 	roce_crc_init();
 	max = (size_t)rounds * (size_t)runs;
@@ -358,27 +602,31 @@ main(int argc, char **argv)
 	if (pool == NULL)
 		return 1;
 	if (do_accel)
-		side_init(&accel, "accel", false, coalesce, max);
+		side_init(&accel, "accel", SIDE_ACCEL, coalesce, max);
 	if (do_remap)
-		side_init(&remap, "accel+remap", true, coalesce, max);
-	/* interleaved, so both see the machine's same moments */
+		side_init(&remap, "accel+remap", SIDE_REMAP, coalesce, max);
+	if (do_floor)
+		side_init(&floor_side, "accel+floor", SIDE_FLOOR, coalesce, max);
+	/* interleaved, so all see the machine's same moments */
 	for (int r = 0; r < runs; r++)
 		for (long k = 0; k < rounds; k++) {
 			if (do_accel)
 				round_trip(&accel, PER_CONN, true);
 			if (do_remap)
 				round_trip(&remap, PER_CONN, true);
+			if (do_floor)
+				round_trip(&floor_side, PER_CONN, true);
 		}
 	if (do_accel)
 		report(&accel, &ar, &aa);
 	if (do_remap)
 		report(&remap, &rr, &ra);
+	if (do_floor)
+		report(&floor_side, &fr, &fa);
 	if (do_accel && do_remap)
-		printf("remapping over atomic replacement alone: %+.1f ns per request, "
-		       "%+.1f ns per answer, %+.1f ns per frame (ICRC %s%s)\n",
-		       rr - ar, ra - aa, ((rr - ar) * accel.frames_req + (ra - aa) *
-		       accel.frames_ack) / (double)(accel.frames_req + accel.frames_ack),
-		       roce_icrc_impl(), coalesce ? ", 8 requests per ACK" : "");
+		print_over("remapping", &accel, ar, aa, &remap, rr, ra, coalesce);
+	if (do_accel && do_floor)
+		print_over("the floor", &accel, ar, aa, &floor_side, fr, fa, coalesce);
 	rte_eal_cleanup();
-	return accel.wrong || remap.wrong ? 1 : 0;
+	return accel.wrong || remap.wrong || floor_side.wrong ? 1 : 0;
 }
