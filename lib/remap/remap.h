@@ -123,6 +123,9 @@ struct remap_emit {
 	uint32_t len;
 	bool to_server;
 	bool after;
+	/* prm.defer_resign only: its ICRC (and a UDP checksum) is left to
+	 * the caller, who signs it once, after any later rewrite */
+	bool unsigned_icrc;
 };
 
 #define REMAP_COUNTERS(X)                                                     \

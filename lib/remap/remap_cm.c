@@ -100,6 +100,7 @@ hold_dreq(struct remap *r, struct rmp_lane *l, const uint8_t *f, const struct ro
 			e->len = (uint32_t)n;
 			e->to_server = false;
 			e->after = false;
+			e->unsigned_icrc = false;
 			(*n_emit)++;
 			r->c.drep_sent++;
 		}
@@ -151,6 +152,7 @@ rmp_send_dreqs(struct remap *r, struct remap_emit *emit, uint32_t emit_cap,
 		emit[*n_emit].len = l->dreq_len;
 		emit[*n_emit].to_server = true;
 		emit[*n_emit].after = false;
+		emit[*n_emit].unsigned_icrc = false;
 		(*n_emit)++;
 		l->dreq_due = 0;
 		l->dreq_len = 0;

@@ -115,8 +115,22 @@ server_of_frame(const struct sword_config *cfg, const uint8_t *frame, uint32_t l
 	return -1;
 }
 
+/* An unsigned created frame that is to follow the frame of the call
+ * (sword_fn_emit_after takes signed frames only): signed here. */
+static int
+sign_now(uint8_t *d, uint32_t len)
+{
+	struct roce_pkt p;
+
+	if (roce_parse(d, len, &p) != ROCE_OK)
+		return -1;
+	roce_resign(d, &p);
+	return 0;
+}
+
 /* Created frames, each through the functions after this in its direction
- * (one marked `after` leaves after the frame of the call). */
+ * (one marked `after` leaves after the frame of the call); an unsigned
+ * one is signed by the worker as it leaves. */
 static void
 emit_frames(struct remap_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx,
 	    uint32_t n)
@@ -138,9 +152,17 @@ emit_frames(struct remap_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx
 		if (ctx->m == NULL)
 			ctx->server = server_of_frame(w->cfg, d, f->emit[i].len,
 						      f->emit[i].to_server);
+		if (f->emit[i].unsigned_icrc && f->emit[i].after && ctx->m != NULL &&
+		    sign_now(d, f->emit[i].len) != 0) {
+			rte_pktmbuf_free(m);
+			f->emit_lost++;
+			continue;
+		}
 		if (ctx->server < 0 ||
 		    (f->emit[i].after && ctx->m != NULL
 			     ? sword_fn_emit_after(w, ctx, m, f->emit[i].to_server)
+		     : f->emit[i].unsigned_icrc
+			     ? sword_fn_emit_unsigned(w, ctx, m, f->emit[i].to_server)
 			     : sword_fn_emit(w, ctx, m, f->emit[i].to_server)) < 0) {
 			if (ctx->server < 0)
 				rte_pktmbuf_free(m);

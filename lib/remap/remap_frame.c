@@ -30,26 +30,25 @@ rmp_build_aeth(struct remap *r, const struct rmp_lane *l, const struct rc_conn *
 	       const struct rmp_conn *rcn, uint32_t psn, uint8_t syndrome,
 	       uint32_t msn, const uint64_t *orig, struct remap_emit *out)
 {
-	struct roce_pkt tp, op;
-	uint8_t tmpl[REMAP_EMIT_BUF];
+	struct roce_pkt op;
 	int n;
 
-	(void)r;
 	if (l->tmpl_len == 0)
 		return -1;
-	/* parse a copy: roce_parse wants the whole datagram, the template
-	 * keeps only the headers, so give it its own lengths back */
-	memcpy(tmpl, l->tmpl, l->tmpl_len);
-	if (roce_parse(tmpl, l->tmpl_len, &tp) != ROCE_OK)
-		return -1;
-	n = roce_build_ack(out->buf, sizeof(out->buf), tmpl, &tp, psn, syndrome, msn,
-			   orig != NULL, orig ? *orig : 0, &op);
+	/* from the lane's ACK as it was parsed when built (l->tmpl_p), and
+	 * signed once, after the client's address: by the caller where it
+	 * re-signs what it sends anyway (defer_resign: the worker, after
+	 * atomic replacement made it an ATOMIC ACK), else here */
+	n = roce_build_ack_unsigned(out->buf, sizeof(out->buf), l->tmpl, &l->tmpl_p, psn,
+				    syndrome, msn, orig != NULL, orig ? *orig : 0, &op);
 	if (n < 0)
 		return -1;
 	rmp_set_dst(out->buf, &op, rcn->mac, c->cl_ip);
 	roce_set_qpn(out->buf, &op, c->cl_qpn);
 	op.qpn = c->cl_qpn;
-	rmp_resign(out->buf, &op);
+	out->unsigned_icrc = r->prm.defer_resign;
+	if (!out->unsigned_icrc)
+		rmp_resign(out->buf, &op);
 	out->len = (uint32_t)n;
 	out->to_server = false;
 	out->after = false;
@@ -71,6 +70,7 @@ rmp_build_filler(const struct rmp_lane *l, uint32_t lpsn, struct remap_emit *out
 	out->len = (uint32_t)n;
 	out->to_server = true;
 	out->after = false;
+	out->unsigned_icrc = false;
 	return 0;
 }
 

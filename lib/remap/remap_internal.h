@@ -109,6 +109,7 @@ struct rmp_lane {
 	 * asking a client to resend */
 	uint8_t tmpl[REMAP_EMIT_BUF];
 	uint32_t tmpl_len;
+	struct roce_pkt tmpl_p;   /* tmpl, parsed */
 	/* the owner's request headers (Ethernet to BTH), for no-op WRITEs */
 	uint8_t rtmpl[REMAP_EMIT_BUF];
 	uint32_t rtmpl_len;

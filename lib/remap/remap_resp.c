@@ -572,6 +572,7 @@ ask_drained_back(const struct rmp_conn *rcn, const uint8_t *f, const struct roce
 	e->len = (uint32_t)n;
 	e->to_server = false;
 	e->after = true;
+	e->unsigned_icrc = false;
 	(*n_emit)++;
 }
 
@@ -634,6 +635,7 @@ resp_lane(struct resp_ctx *x)
 				       roce_syndrome_make(ROCE_AETH_ACK, 0), 0, false, 0, &tp);
 
 		l->tmpl_len = n > 0 ? (uint32_t)n : 0;
+		l->tmpl_p = tp;
 	}
 	if (roce_psn_diff(L, l->next) >= 0) {
 		x->r->c.resp_unknown_psn++;
@@ -790,6 +792,7 @@ remap_response_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		emit[*n_emit].len = *len;
 		emit[*n_emit].to_server = false;
 		emit[*n_emit].after = false;
+		emit[*n_emit].unsigned_icrc = false;
 		(*n_emit)++;
 		v = REMAP_DROP;
 	}

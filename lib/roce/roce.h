@@ -584,6 +584,12 @@ int roce_build_ack(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
 		   const struct roce_pkt *tmpl_p, uint32_t psn, uint8_t syndrome,
 		   uint32_t msn, bool with_orig, uint64_t orig,
 		   struct roce_pkt *out_p);
+/* The same, its ICRC (and a non-zero UDP checksum) not computed: for a
+ * caller that changes it further and signs it once (roce_resign). */
+int roce_build_ack_unsigned(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
+			    const struct roce_pkt *tmpl_p, uint32_t psn, uint8_t syndrome,
+			    uint32_t msn, bool with_orig, uint64_t orig,
+			    struct roce_pkt *out_p);
 
 /*
  * Synthesize a zero-length RDMA WRITE_ONLY (AckReq set) from the headers of

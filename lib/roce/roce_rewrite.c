@@ -212,10 +212,10 @@ roce_ack_to_atomic_ack_defer(uint8_t *frame, uint32_t *frame_len_io,
 }
 
 int
-roce_build_ack(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
-	       const struct roce_pkt *tmpl_p, uint32_t psn, uint8_t syndrome,
-	       uint32_t msn, bool with_orig, uint64_t orig,
-	       struct roce_pkt *out_p)
+roce_build_ack_unsigned(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
+			const struct roce_pkt *tmpl_p, uint32_t psn, uint8_t syndrome,
+			uint32_t msn, bool with_orig, uint64_t orig,
+			struct roce_pkt *out_p)
 {
 	uint32_t hdrs = tmpl_p->bth_off + ROCE_BTH_LEN;
 	uint32_t bth_len = ROCE_BTH_LEN + ROCE_AETH_LEN +
@@ -247,8 +247,21 @@ roce_build_ack(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
 				(int32_t)out_p->frame_len);
 	/* a new packet: its IPv4 checksum is computed, not carried over */
 	roce_ip_cksum_update(out, out_p);
-	roce_resign(out, out_p);
 	return out_p->frame_len;
+}
+
+int
+roce_build_ack(uint8_t *out, uint32_t cap, const uint8_t *tmpl,
+	       const struct roce_pkt *tmpl_p, uint32_t psn, uint8_t syndrome,
+	       uint32_t msn, bool with_orig, uint64_t orig,
+	       struct roce_pkt *out_p)
+{
+	int n = roce_build_ack_unsigned(out, cap, tmpl, tmpl_p, psn, syndrome, msn,
+					with_orig, orig, out_p);
+
+	if (n >= 0)
+		roce_resign(out, out_p);
+	return n;
 }
 
 

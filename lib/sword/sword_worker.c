@@ -237,7 +237,8 @@ call_fn(struct sword_worker *w, unsigned int k, struct sword_fn_ctx *ctx, bool t
 }
 
 static int emit_from(struct sword_worker *w, const struct sword_fn_ctx *ctx,
-		     struct rte_mbuf *m, bool to_server, unsigned int stage);
+		     struct rte_mbuf *m, bool to_server, unsigned int stage,
+		     bool unsigned_in);
 
 /*
  * The functions from position `from` of the frame's direction on (requests
@@ -254,7 +255,7 @@ static int emit_from(struct sword_worker *w, const struct sword_fn_ctx *ctx,
  */
 static __rte_always_inline bool
 run_chain_once(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int from,
-	       bool timed)
+	       bool timed, bool unsigned_in)
 {
 	/* n_fn and the direction do not change while a frame runs (attach
 	 * is not called from a function; emit_from makes a ctx of its own):
@@ -292,6 +293,8 @@ run_chain_once(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int fr
 		w->stats.rewritten++;
 		w->stats.server_rewritten[ctx->server]++;
 	} else {
+		if (unsigned_in)          /* created unsigned (sword_fn_emit_unsigned) */
+			roce_resign(ctx->frame, ctx->p);
 		w->stats.passthrough++;
 	}
 	forward(w, ctx->out, ctx->out_side, ctx->m);
@@ -306,7 +309,7 @@ emit_after_frame(struct sword_worker *w, struct sword_fn_ctx *ctx)
 	struct rte_mbuf *a = ctx->after;
 
 	ctx->after = NULL;
-	emit_from(w, ctx, a, ctx->after_to_server, ctx->after_stage);
+	emit_from(w, ctx, a, ctx->after_to_server, ctx->after_stage, false);
 }
 
 /*
@@ -314,9 +317,10 @@ emit_after_frame(struct sword_worker *w, struct sword_fn_ctx *ctx)
  * (sword_fn_emit_after).  Returns false if the frame did not leave.
  */
 static __rte_always_inline bool
-run_chain(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int from, bool timed)
+run_chain(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int from, bool timed,
+	  bool unsigned_in)
 {
-	bool left = run_chain_once(w, ctx, from, timed);
+	bool left = run_chain_once(w, ctx, from, timed, unsigned_in);
 
 	if (unlikely(ctx->after != NULL))
 		emit_after_frame(w, ctx);
@@ -329,7 +333,7 @@ run_chain(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int from, b
 static __rte_noinline void
 run_chain_timed(struct sword_worker *w, struct sword_fn_ctx *ctx)
 {
-	run_chain(w, ctx, 0, true);
+	run_chain(w, ctx, 0, true, false);
 }
 
 /*
@@ -361,7 +365,7 @@ run_functions(struct sword_worker *w, struct rte_mbuf *m, struct roce_pkt *p,
 	/* per-function latency, sampled: a timestamp pair on every frame would
 	 * cost more than the functions themselves */
 	if (likely((++w->fn_sample_tick & (SWORD_FN_SAMPLE_EVERY - 1)) != 0))
-		run_chain(w, &ctx, 0, false);
+		run_chain(w, &ctx, 0, false, false);
 	else
 		run_chain_timed(w, &ctx);
 }
@@ -370,7 +374,14 @@ int
 sword_fn_emit(struct sword_worker *w, const struct sword_fn_ctx *ctx,
 	      struct rte_mbuf *m, bool to_server)
 {
-	return emit_from(w, ctx, m, to_server, ctx->stage);
+	return emit_from(w, ctx, m, to_server, ctx->stage, false);
+}
+
+int
+sword_fn_emit_unsigned(struct sword_worker *w, const struct sword_fn_ctx *ctx,
+		       struct rte_mbuf *m, bool to_server)
+{
+	return emit_from(w, ctx, m, to_server, ctx->stage, true);
 }
 
 int
@@ -391,7 +402,7 @@ sword_fn_emit_after(struct sword_worker *w, struct sword_fn_ctx *ctx,
 /* A created frame enters the chain after the function at stage. */
 static int
 emit_from(struct sword_worker *w, const struct sword_fn_ctx *ctx,
-	  struct rte_mbuf *m, bool to_server, unsigned int stage)
+	  struct rte_mbuf *m, bool to_server, unsigned int stage, bool unsigned_in)
 {
 	struct roce_pkt p;
 	struct sword_fn_ctx e = {
@@ -415,7 +426,7 @@ emit_from(struct sword_worker *w, const struct sword_fn_ctx *ctx,
 		rte_pktmbuf_free(m);
 		return -1;
 	}
-	return run_chain(w, &e, pos + 1, false) ? 0 : -1;
+	return run_chain(w, &e, pos + 1, false, unsigned_in) ? 0 : -1;
 }
 
 struct rc_table *

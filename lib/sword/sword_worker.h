@@ -139,6 +139,16 @@ struct sword_worker;
 int sword_fn_emit(struct sword_worker *w, const struct sword_fn_ctx *ctx,
 		  struct rte_mbuf *m, bool to_server);
 /*
+ * The same for a frame whose ICRC (and UDP checksum) its creator left
+ * undone: the worker signs it once, as it leaves, whether the functions
+ * after the caller change it or not (an expanded ACK that atomic
+ * replacement then makes an ATOMIC ACK is signed once, not twice).  They
+ * see it as verified (icrc_ok) and must not read its ICRC, as after
+ * ctx->resign_due.
+ */
+int sword_fn_emit_unsigned(struct sword_worker *w, const struct sword_fn_ctx *ctx,
+			   struct rte_mbuf *m, bool to_server);
+/*
  * The same, but the frame leaves after m (or after m was dropped), not
  * before it: e.g. a NAK that must not overtake the response it follows.
  * One per frame; 0, or -1 if it was dropped (counted).

@@ -937,6 +937,17 @@ rewrite_one(struct rw_out *o, const uint8_t *src, uint32_t len,
 			ck_assert_int_gt(n, 0);
 			check_p_updated(out, n, &p);
 			ck_assert(roce_icrc_verify(out, &p));
+			{
+				/* unsigned, then signed once: the same frame */
+				uint8_t un[128];
+				struct roce_pkt up;
+
+				ck_assert_int_eq(roce_build_ack_unsigned(un, sizeof(un), in, &p0,
+									 psn, syn, msn, with_orig,
+									 orig, &up), n);
+				roce_resign(un, &up);
+				ck_assert_mem_eq(un, out, (size_t)n);
+			}
 			ck_assert_int_eq(roce_build_ack(out, p0.bth_off + 12,
 							in, &p0, psn, syn, msn,
 							with_orig, orig, &p),
