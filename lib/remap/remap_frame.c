@@ -38,11 +38,22 @@ rmp_build_aeth(struct remap *r, const struct rmp_lane *l, const struct rc_conn *
 	/* from the lane's ACK as it was parsed when built (l->tmpl_p), and
 	 * signed once, after the client's address: by the caller where it
 	 * re-signs what it sends anyway (defer_resign: the worker, after
-	 * atomic replacement made it an ATOMIC ACK), else here */
-	n = roce_build_ack_unsigned(out->buf, sizeof(out->buf), l->tmpl, &l->tmpl_p, psn,
-				    syndrome, msn, orig != NULL, orig ? *orig : 0, &op);
-	if (n < 0)
-		return -1;
+	 * atomic replacement made it an ATOMIC ACK), else here.  An ACK or
+	 * NAK is the template with its PSN and AETH: what roce_build_ack
+	 * makes of it, whose lengths and IPv4 checksum it already has. */
+	if (orig == NULL) {
+		memcpy(out->buf, l->tmpl, l->tmpl_len);
+		op = l->tmpl_p;
+		roce_set_psn(out->buf, &op, psn);
+		op.psn = psn & ROCE_PSN_MASK;
+		roce_set_aeth(out->buf, &op, syndrome, msn);
+		n = (int)l->tmpl_len;
+	} else {
+		n = roce_build_ack_unsigned(out->buf, sizeof(out->buf), l->tmpl, &l->tmpl_p,
+					    psn, syndrome, msn, true, *orig, &op);
+		if (n < 0)
+			return -1;
+	}
 	rmp_set_dst(out->buf, &op, rcn->mac, c->cl_ip);
 	roce_set_qpn(out->buf, &op, c->cl_qpn);
 	op.qpn = c->cl_qpn;
