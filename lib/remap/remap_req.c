@@ -67,22 +67,30 @@ span_of(struct remap *r, const uint8_t *f, const struct roce_pkt *p)
  * stub is still the only way to answer its client: a real atomic the
  * server completed without swordd seeing the answer, or a WRITE/SEND the
  * client has not been acknowledged (a READ can be placed anew). */
-static inline bool
-slot_needed(struct remap *r, struct rmp_lane *l, uint32_t lpsn)
+static __rte_noinline bool
+slot_needed_by_client(struct remap *r, const struct rmp_stub *st)
 {
-	struct rmp_stub *st = rmp_stub_at(r, l, lpsn);
 	struct rmp_conn *rcn;
 
-	/* answered (an atomic, a READ) or acknowledged (RS_ACKED): the
-	 * common case, told by the flags alone */
-	if (st->inc == 0 || (st->flags & (RS_ANSWERED | RS_ACKED)) ||
-	    rmp_stub_client(r, st, &rcn) == NULL)
+	if (rmp_stub_client(r, st, &rcn) == NULL)
 		return false;
 	if (st->kind == RK_ATOMIC)
 		return !(st->flags & RS_ANSWERED);
 	if (st->kind == RK_ACKABLE)
 		return roce_psn_diff(st->cpsn, rcn->acked) >= 0;
 	return false;
+}
+
+static inline bool
+slot_needed(struct remap *r, struct rmp_lane *l, uint32_t lpsn)
+{
+	const struct rmp_stub *st = rmp_stub_at(r, l, lpsn);
+
+	/* answered (an atomic, a READ) or acknowledged (RS_ACKED): the
+	 * common case, told by the flags alone (the rest out of line: the
+	 * ordering question is then a leaf with no registers to save) */
+	return st->inc != 0 && !(st->flags & (RS_ANSWERED | RS_ACKED)) &&
+	       slot_needed_by_client(r, st);
 }
 
 /* A READ or atomic may go out: a responder resource is free, also for
@@ -165,15 +173,46 @@ order_busy(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, bool at
 	*adom = placed_now(r, l, c, RK_ATOMIC) ? l->dom : 0;
 }
 
+/* rmp_order_domains on a free lane with room for one PSN: c's request
+ * at psn is placed now (remembered for remap_request_fast: told). */
+static __rte_always_inline void
+order_free(struct remap *r, struct rmp_lane *l, const struct rc_conn *c, uint32_t psn,
+	   bool atomic, uint32_t *dom, uint32_t *adom)
+{
+	const bool rd = rd_room(l);
+
+	r->told.conn = rc_index(r->rc, c);
+	r->told.inc = c->incarnation;
+	r->told.psn = psn;
+	r->told.rd_room = rd;
+	r->told.set = true;
+	*dom = l->dom;
+	if (!atomic || (rd && ring_room(r, l, 0)))
+		*adom = l->dom;
+}
+
+/* The same where the lane's next slot may still be needed by its client
+ * (out of line, as order_busy). */
+static __rte_noinline void
+order_slot(struct remap *r, const struct rc_conn *c, uint32_t psn, bool atomic,
+	   uint32_t *dom, uint32_t *adom)
+{
+	struct rmp_lane *l = &r->lanes[r->conns[rc_index(r->rc, c)].lane];
+
+	if (!slot_needed_by_client(r, rmp_stub_at(r, l, l->next)))
+		order_free(r, l, c, psn, atomic, dom, adom);
+}
+
+/* Every call out of it is its last step: the common case saves no
+ * register. */
 void
 rmp_order_domains(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic,
 		  uint32_t *dom, uint32_t *adom)
 {
 	struct remap *r = ctx;
-	const uint32_t slot = rc_index(r->rc, c);
-	const struct rmp_conn *rcn = &r->conns[slot];
+	const struct rmp_conn *rcn = &r->conns[rc_index(r->rc, c)];
+	const struct rmp_stub *st;
 	struct rmp_lane *l;
-	bool rd;
 
 	*dom = *adom = 0;
 	if (rcn->inc != c->incarnation || rcn->state != RC_BOUND ||
@@ -186,18 +225,15 @@ rmp_order_domains(void *ctx, const struct rc_conn *c, uint32_t psn, bool atomic,
 		return;
 	}
 	/* every turn allowed; an atomic's room is a WRITE's plus a responder
-	 * resource (rmp_lane_fit) */
-	if (!one_psn_room(r, l))
+	 * resource (rmp_lane_fit); one_psn_room, its slot check split */
+	if (!ring_room(r, l, 1))
 		return;
-	rd = rd_room(l);
-	r->told.conn = slot;
-	r->told.inc = c->incarnation;
-	r->told.psn = psn;
-	r->told.rd_room = rd;
-	r->told.set = true;
-	*dom = l->dom;
-	if (!atomic || (rd && ring_room(r, l, 0)))
-		*adom = l->dom;
+	st = rmp_stub_at(r, l, l->next);
+	if (st->inc != 0 && !(st->flags & (RS_ANSWERED | RS_ACKED))) {
+		order_slot(r, c, psn, atomic, dom, adom);
+		return;
+	}
+	order_free(r, l, c, psn, atomic, dom, adom);
 }
 
 /* Stubs for client PSNs cpsn.. at the lane's next PSNs; cmsn is the
