@@ -515,6 +515,38 @@ void roce_icrc_compute_burst(uint8_t *const frames[],
 int roce_icrc_patch(uint8_t *frame, const struct roce_pkt *p, uint32_t off,
 		    uint64_t delta);
 
+/*
+ * Re-signing a frame whose addressing was rewritten (connection
+ * remapping: IPv4 addresses, UDP header, BTH, the AETH after it) by
+ * patching its ICRC instead of computing it over the whole frame, which
+ * for a READ response of 1 KB is most of what forwarding it costs.
+ * roce_hdr_words_take keeps those words of a frame whose ICRC is good;
+ * after changes within them only (its length unchanged),
+ * roce_resign_headers patches the ICRC for each word that changed (a
+ * frame that was bad stays bad by the same error) and redoes a UDP
+ * checksum.  roce_hdr_words_patchable: the frame has them (IPv4, 16
+ * bytes from the BTH on before the ICRC) and patching is cheaper than
+ * computing (PCLMULQDQ); else take nothing and re-sign with roce_resign.
+ */
+struct roce_hdr_words {
+	uint64_t w[4];   /* IPv4 addresses, UDP header, BTH 0-7, BTH 8-15 */
+};
+
+bool roce_hdr_words_patchable(const struct roce_pkt *p);
+
+static inline void
+roce_hdr_words_take(const uint8_t *frame, const struct roce_pkt *p,
+		    struct roce_hdr_words *h)
+{
+	memcpy(&h->w[0], frame + p->l3_off + 12, 8);
+	memcpy(&h->w[1], frame + p->l4_off, 8);
+	memcpy(&h->w[2], frame + p->bth_off, 8);
+	memcpy(&h->w[3], frame + p->bth_off + 8, 8);
+}
+
+void roce_resign_headers(uint8_t *frame, const struct roce_pkt *p,
+			 const struct roce_hdr_words *before);
+
 /* The ICRC implementation in use, e.g. "mb4-avx" (for the start-up log). */
 const char *roce_icrc_impl(void);
 

@@ -747,6 +747,35 @@ roce_icrc_patch(uint8_t *frame, const struct roce_pkt *p, uint32_t off,
 	return 0;
 }
 
+bool
+roce_hdr_words_patchable(const struct roce_pkt *p)
+{
+#ifdef RTE_ARCH_X86
+	return icrc_single != 0 && p->ip_version == 4 &&
+	       (uint32_t)p->bth_off + 16 <= p->icrc_off &&
+	       p->icrc_off - (p->l3_off + 12u) - 8 < 16 * PATCH_SKIP_MAX;
+#else
+	RTE_SET_USED(p);
+	return false;
+#endif
+}
+
+void
+roce_resign_headers(uint8_t *frame, const struct roce_pkt *p,
+		    const struct roce_hdr_words *before)
+{
+	const uint32_t off[4] = { p->l3_off + 12u, p->l4_off, p->bth_off, p->bth_off + 8u };
+
+	for (unsigned int i = 0; i < RTE_DIM(off); i++) {
+		uint64_t now;
+
+		memcpy(&now, frame + off[i], sizeof(now));
+		if (now != before->w[i])
+			roce_icrc_patch(frame, p, off[i], now ^ before->w[i]);
+	}
+	roce_udp_cksum_fix(frame, p);     /* it covers the ICRC */
+}
+
 /*
  * rte_net_crc picks its implementation from the CPU flags *and* the EAL's
  * max SIMD bitwidth, which is 0 until rte_eal_init() runs; asked before

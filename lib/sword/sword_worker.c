@@ -245,14 +245,17 @@ static int emit_from(struct sword_worker *w, const struct sword_fn_ctx *ctx,
  * in chain order, responses in reverse), then the frame leaves unless one
  * took or dropped it.  Returns false if it did not leave.
  *
- * ctx->resign_due: each function is called with it false (it is not told
- * whether an earlier one left the frame unsigned); after a MODIFIED, what
- * it set says whether the frame now needs the worker's re-sign, so the
- * last MODIFIED decides: one that re-signed in full (left it false) clears
- * an earlier one's debt, and a PASS changes nothing.  That is the whole of
- * it, kept in `state` (0 unmodified, 1 modified and signed, 2 modified,
- * re-sign due) so that one register crosses the calls.
+ * ctx->resign_due: each function is called with it 0 and with sign_state
+ * saying what the stored ICRC is worth; after a MODIFIED, what it set
+ * says what the frame now needs: one that re-signed in full (left it 0)
+ * clears an earlier one's debt, a full re-sign makes one due, a header
+ * change makes a patch due (a function asks for that only where the
+ * ICRC was right or a patch was due already, so no full re-sign is lost),
+ * and a PASS changes nothing.  Kept in `due`
+ * (enum sword_sign_state) so that one register crosses the calls; a frame
+ * created unsigned (sword_fn_emit_unsigned) starts with a re-sign due.
  */
+
 static __rte_always_inline bool
 run_chain_once(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int from,
 	       bool timed, bool unsigned_in)
@@ -263,19 +266,25 @@ run_chain_once(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int fr
 	const unsigned int n = w->n_fn;
 	const int step = ctx->to_server ? 1 : -1;
 	unsigned int k = ctx->to_server ? from : n - 1 - from;
-	unsigned int state = 0, i;
+	unsigned int state = unsigned_in ? SWORD_SIGN_DUE : SWORD_UNCHANGED, i;
+	bool modified = false;     /* unsigned_in only (else state != 0) */
 
 	RTE_BUILD_BUG_ON(SWORD_MAX_FNS > SWORD_FN_MAX_TIMED);
+	ctx->sign_state = (uint8_t)state;
 	for (i = from; i < n; i++, k += step) {
 		enum sword_fn_verdict v;
 
-		ctx->resign_due = false;
+		ctx->resign_due = 0;
 		v = call_fn(w, k, ctx, timed);
 		/* PASS and MODIFIED go on with one test; the rest stop */
 		if (likely((unsigned int)v <= SWORD_FN_MODIFIED)) {
-			if (v == SWORD_FN_MODIFIED)
-				/* re-signed in full by it, unless it left that to us */
-				state = 1 + ctx->resign_due;
+			if (v == SWORD_FN_MODIFIED) {
+				/* 0, SWORD_RESIGN_FULL, SWORD_RESIGN_HEADERS:
+				 * SIGNED, SIGN_DUE, SIGN_HEADERS_DUE */
+				modified = unsigned_in;
+				state = SWORD_SIGNED + ctx->resign_due;
+				ctx->sign_state = (uint8_t)state;
+			}
 			continue;
 		}
 		if (v == SWORD_FN_CONSUMED) {
@@ -286,15 +295,15 @@ run_chain_once(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int fr
 		}
 		return false;
 	}
-	if (state != 0) {
-		if (state == 2)
-			roce_resign(ctx->frame, ctx->p);
-		ctx->resign_due = false;
+	if (state == SWORD_SIGN_DUE)
+		roce_resign(ctx->frame, ctx->p);
+	else if (unlikely(state == SWORD_SIGN_HEADERS_DUE))
+		roce_resign_headers(ctx->frame, ctx->p, &ctx->hdr_before);
+	if (unsigned_in ? modified : state != SWORD_UNCHANGED) {
+		ctx->resign_due = 0;
 		w->stats.rewritten++;
 		w->stats.server_rewritten[ctx->server]++;
 	} else {
-		if (unsigned_in)          /* created unsigned (sword_fn_emit_unsigned) */
-			roce_resign(ctx->frame, ctx->p);
 		w->stats.passthrough++;
 	}
 	forward(w, ctx->out, ctx->out_side, ctx->m);

@@ -90,9 +90,26 @@ enum sword_fn_verdict {
 				 * itself with sword_tx_batch_add).  None does
 				 * today; a function that will must re-sign
 				 * frames an earlier one left unsigned
-				 * (ctx->resign_due), which it is not told */
+				 * (ctx->sign_state) */
 	SWORD_FN_DROP,          /* free it (counted filtered) */
 };
+
+/* ctx->sign_state: what the frame's stored ICRC is worth when a function
+ * is called (right: below SWORD_SIGN_DUE). */
+enum sword_sign_state {
+	SWORD_UNCHANGED = 0,     /* as it came (or was created, signed) */
+	SWORD_SIGNED,            /* changed and re-signed by whoever changed it */
+	SWORD_SIGN_DUE,          /* stale: the worker signs it in full as it
+				  * leaves */
+	SWORD_SIGN_HEADERS_DUE,  /* stale in its header words only
+				  * (roce_hdr_words), which ctx->hdr_before
+				  * holds as last signed: the worker patches */
+};
+
+/* ctx->resign_due after SWORD_FN_MODIFIED */
+#define SWORD_RESIGN_FULL 1      /* (true) the worker signs it in full */
+#define SWORD_RESIGN_HEADERS 2   /* only its header words changed: see
+				  * struct sword_fn_ctx */
 
 /* What the function is told about the frame. */
 struct sword_fn_ctx {
@@ -108,14 +125,28 @@ struct sword_fn_ctx {
 	 * it; none may re-sign a frame whose ICRC it has not seen good. */
 	bool icrc_ok;
 	/* The function changed the frame and left its re-sign to the worker
-	 * (set it with SWORD_FN_MODIFIED only).  The worker re-signs once,
-	 * before the frame leaves, unless a later function re-signs it in full
-	 * (returns SWORD_FN_MODIFIED without setting it): a frame two
-	 * functions rewrite (a CAS made a WRITE and stitched onto a lane) is
-	 * signed once, not twice.  A function that sets it must not copy the
-	 * frame out unsigned (sign the copy), and a later one that reads the
-	 * ICRC must not trust it: icrc_ok stays true, so none verifies. */
-	bool resign_due;
+	 * (set it with SWORD_FN_MODIFIED only): SWORD_RESIGN_FULL (true).
+	 * The worker re-signs once, before the frame leaves, unless a later
+	 * function re-signs it in full (returns SWORD_FN_MODIFIED without
+	 * setting it): a frame two functions rewrite (a CAS made a WRITE and
+	 * stitched onto a lane) is signed once, not twice.  A function that
+	 * sets it must not copy the frame out unsigned (sign the copy), and a
+	 * later one that reads the ICRC must not trust it: icrc_ok stays true,
+	 * so none verifies.
+	 * SWORD_RESIGN_HEADERS: it changed the frame's header words only
+	 * (roce_hdr_words: addresses, UDP header, BTH, AETH; its length
+	 * kept), after an ICRC it had seen good, and ctx->hdr_before holds
+	 * them as last signed: it took them itself (roce_hdr_words_take,
+	 * before its change) if it was called with a right ICRC (sign_state
+	 * below SWORD_SIGN_DUE) and roce_hdr_words_patchable, or it was called with
+	 * SWORD_SIGN_HEADERS_DUE and left them (never where a full re-sign
+	 * is due: that would be lost).  The worker then patches the ICRC for
+	 * the words that changed, unless a later function asks for a full
+	 * re-sign: a READ response of 1 KB remapped costs no CRC over its
+	 * data. */
+	uint8_t resign_due;
+	uint8_t sign_state;            /* enum sword_sign_state, for this call */
+	struct roce_hdr_words hdr_before;
 	unsigned int stage;            /* this function's place in the chain */
 	enum sword_side out_side;      /* where the frame leaves */
 	struct sword_tx_batch *out;    /* extra frames: sword_fn_emit (they leave

@@ -9,9 +9,13 @@
  * "The floor").  Not a test: prints ns per frame of each and the
  * differences.
  *
- *   bench_lanes [rounds-per-run] [runs] [both|accel|remap|floor|all] [coalesce]
+ *   bench_lanes [rounds-per-run] [runs] [both|accel|remap|floor|all]
+ *               [coalesce] [read|read4k]
  *
- * both: accel and remap; all: accel, remap and floor.
+ * both: accel and remap; all: accel, remap and floor.  read, read4k: the
+ * clients READ 64 or 4096 bytes of data (PMTU 1024: one or four response
+ * packets) instead of their CAS, which atomic replacement passes, one per
+ * connection per burst.
  *
  * Traffic: 8 client connections (4 hosts x 2 QPs; their PSNs apart, as
  * pairing a connection by its answers needs without the RDMA CM, lib/rc),
@@ -58,7 +62,19 @@
 #define SRV_QPN(i) (0x100u + (uint32_t)(i))
 #define CL_QPN(i) (0x200u + (uint32_t)(i))
 #define WORD_VA(i) (0x10000ull + 8ull * (uint64_t)(i))
-#define FRAME_MAX 128
+#define FRAME_MAX 1152          /* a READ response of PMTU bytes */
+#define PMTU 1024               /* read traffic only (atomic.pmtu) */
+#define DATA_VA(i) (0x100000ull + 4096ull * (uint64_t)(i))
+
+/* What the clients ask: CAS on their lock words (the budget's traffic),
+ * or READs of data outside the lock region, which atomic replacement
+ * passes: 64 bytes (one response packet) or 4096 (four at PMTU). */
+static enum traffic { T_CAS, T_READ, T_READ4K } traffic;
+static uint32_t read_len;
+/* Requests per connection per burst: READs one (8 on the lane, within the
+ * server QP's 16 responder resources: a READ beyond them is refused and
+ * its client asked to resend, which these clients do not model). */
+#define per_conn() (traffic == T_CAS ? PER_CONN : 1)
 
 static struct rte_mempool *pool;
 
@@ -265,6 +281,11 @@ config_load(struct side *s, bool remap)
 			fprintf(stderr, "%s: %s\n", sets[i], err);
 			exit(1);
 		}
+	if (traffic != T_CAS && sword_config_set(&s->cfg, "atomic.pmtu=1024", err,
+						 sizeof(err)) != 0) {
+		fprintf(stderr, "atomic.pmtu: %s\n", err);
+		exit(1);
+	}
 	if (sword_config_validate(&s->cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		exit(1);
@@ -329,22 +350,76 @@ ack_of(struct side *s, uint32_t k, uint32_t psn, uint8_t *ack)
 			NULL, 0);
 }
 
+/* A READ of read_len bytes of connection i's data. */
+static uint32_t
+build_read(struct side *s, int i, uint8_t *f)
+{
+	struct rm_addr a = up_addr(i);
+	uint8_t reth[16];
+	uint64_t va = rte_cpu_to_be_64(DATA_VA(i));
+	uint32_t v32, len;
+
+	memcpy(reth, &va, 8);
+	v32 = rte_cpu_to_be_32(0x2521);
+	memcpy(reth + 8, &v32, 4);
+	v32 = rte_cpu_to_be_32(read_len);
+	memcpy(reth + 12, &v32, 4);
+	len = rm_build(f, &a, ROCE_RC_READ_REQUEST, s->psn[i], true, reth, 16, NULL, 0);
+	s->psn[i] = (s->psn[i] + (read_len + PMTU - 1) / PMTU) & 0xffffff;
+	return len;
+}
+
+/* Server QP k answers a READ at psn: its response packets, PMTU each. */
+static unsigned int
+serve_read(struct side *s, uint32_t k, uint32_t psn, uint32_t len,
+	   uint8_t (*out)[FRAME_MAX], uint32_t *out_len, unsigned int cap)
+{
+	static const uint8_t data[PMTU];
+	const unsigned int n = len == 0 ? 1 : (len + PMTU - 1) / PMTU;
+	struct rm_addr down = { .src_mac = { 2, 0, 0, 0, 0, 0x99 },
+		.dst_mac = { 2, 0, 0, 0, 1, (uint8_t)(k / 2) }, .src_ip = SRV_IP,
+		.dst_ip = CL_IP(k), .dest_qpn = CL_QPN(k) };
+	uint32_t aeth;
+
+	if (n > cap)
+		return 0;
+	s->srv.msn[k] = (s->srv.msn[k] + 1) & 0xffffff;
+	aeth = rte_cpu_to_be_32((0x1fu << 24) | s->srv.msn[k]);
+	for (unsigned int j = 0; j < n; j++) {
+		const uint32_t plen = j + 1 < n ? PMTU : len - PMTU * (n - 1);
+		const uint8_t op = n == 1 ? ROCE_RC_READ_RESPONSE_ONLY
+			: j == 0 ? ROCE_RC_READ_RESPONSE_FIRST
+			: j + 1 < n ? ROCE_RC_READ_RESPONSE_MIDDLE : ROCE_RC_READ_RESPONSE_LAST;
+		const bool has_aeth = op != ROCE_RC_READ_RESPONSE_MIDDLE;
+
+		out_len[j] = rm_build(out[j], &down, op, (psn + j) & 0xffffff, false,
+				      has_aeth ? (const uint8_t *)&aeth : NULL, has_aeth ? 4 : 0,
+				      data, plen);
+	}
+	return n;
+}
+
 /* The server executes a request that reached it; its answer (0: none
  * yet, coalesced).  Server QP k's peer is client connection k. */
-static uint32_t
-serve(struct side *s, const uint8_t *f, uint32_t len, uint8_t *ack)
+static unsigned int
+serve(struct side *s, const uint8_t *f, uint32_t len, uint8_t (*out)[FRAME_MAX],
+      uint32_t *out_len, unsigned int cap)
 {
+	uint8_t *ack = out[0];
 	struct roce_pkt p;
 	uint8_t aeth[12];
 	uint32_t k, v32;
 	uint64_t va, v;
 	struct rm_addr down;
 
-	if (roce_parse(f, len, &p) != ROCE_OK)
+	if (cap == 0 || roce_parse(f, len, &p) != ROCE_OK)
 		return 0;
 	k = p.qpn - SRV_QPN(0);
 	if (k >= NCONN)
 		return 0;
+	if (p.opcode == ROCE_RC_READ_REQUEST)
+		return serve_read(s, k, p.psn, roce_ld32(f + p.bth_off + 12 + 12), out,
+				  out_len, cap);
 	memcpy(&va, f + p.bth_off + 12, 8);
 	va = rte_be_to_cpu_64(va);
 	down = (struct rm_addr){ .src_mac = { 2, 0, 0, 0, 0, 0x99 },
@@ -363,8 +438,9 @@ serve(struct side *s, const uint8_t *f, uint32_t len, uint8_t *ack)
 		s->srv.unanswered[k] = 0;
 		v = rte_cpu_to_be_64(w);
 		memcpy(aeth + 4, &v, 8);
-		return rm_build(ack, &down, ROCE_RC_ATOMIC_ACKNOWLEDGE, p.psn, false,
-				aeth, 12, NULL, 0);
+		out_len[0] = rm_build(ack, &down, ROCE_RC_ATOMIC_ACKNOWLEDGE, p.psn, false,
+				      aeth, 12, NULL, 0);
+		return 1;
 	}
 	memcpy(&v, f + p.bth_off + 12 + 16, 8);
 	s->srv.word[(va - WORD_VA(0)) / 8 % NCONN] = rte_be_to_cpu_64(v);
@@ -372,7 +448,8 @@ serve(struct side *s, const uint8_t *f, uint32_t len, uint8_t *ack)
 		s->srv.last_psn[k] = p.psn;
 		return 0;
 	}
-	return ack_of(s, k, p.psn, ack);
+	out_len[0] = ack_of(s, k, p.psn, ack);
+	return 1;
 }
 
 /* Coalescing, the requests of the burst have all arrived: each server QP
@@ -395,7 +472,7 @@ through(struct side *s, uint8_t (*bufs)[FRAME_MAX], const uint32_t *lens,
 	unsigned int n, bool counted, struct rte_mbuf **out, unsigned int *n_out)
 {
 	static struct sword_tx_batch tx;
-	struct rte_mbuf *pkts[BURST];
+	struct rte_mbuf *pkts[4 * BURST];
 	double t0, t;
 
 	for (unsigned int i = 0; i < n; i++)
@@ -440,7 +517,8 @@ round_trip(struct side *s, int per_conn, bool counted)
 
 	for (int r = 0; r < per_conn; r++)
 		for (int i = 0; i < NCONN; i++) {
-			req_len[n_req] = build_cas(s, i, req[n_req]);
+			req_len[n_req] = traffic == T_CAS ? build_cas(s, i, req[n_req])
+							  : build_read(s, i, req[n_req]);
 			n_req++;
 		}
 	timed(s, req, req_len, n_req, counted, out, &n_out, s->req_ns, &s->n_req,
@@ -453,9 +531,8 @@ round_trip(struct side *s, int per_conn, bool counted)
 		if (roce_parse(d, rte_pktmbuf_data_len(out[i]), &p) != ROCE_OK ||
 		    !roce_icrc_verify(d, &p))
 			s->wrong++;
-		if (n_ack < RTE_DIM(ack) &&
-		    (ack_len[n_ack] = serve(s, d, rte_pktmbuf_data_len(out[i]), ack[n_ack])))
-			n_ack++;
+		n_ack += serve(s, d, rte_pktmbuf_data_len(out[i]), &ack[n_ack], &ack_len[n_ack],
+			       RTE_DIM(ack) - n_ack);
 		rte_pktmbuf_free(out[i]);
 	}
 	flush_acks(s, ack, ack_len, &n_ack, RTE_DIM(ack));
@@ -467,9 +544,12 @@ round_trip(struct side *s, int per_conn, bool counted)
 		uint8_t *d = rte_pktmbuf_mtod(out[i], uint8_t *);
 		struct roce_pkt p;
 
-		/* every client asked a CAS: it must get ATOMIC ACKs, signed */
+		/* every client asked a CAS (a READ): it must get ATOMIC ACKs
+		 * (READ responses), signed */
 		if (roce_parse(d, rte_pktmbuf_data_len(out[i]), &p) != ROCE_OK ||
-		    p.opcode != ROCE_RC_ATOMIC_ACKNOWLEDGE ||
+		    (traffic == T_CAS ? p.opcode != ROCE_RC_ATOMIC_ACKNOWLEDGE
+				      : p.opcode < ROCE_RC_READ_RESPONSE_FIRST ||
+					p.opcode > ROCE_RC_READ_RESPONSE_ONLY) ||
 		    !roce_icrc_verify(d, &p))
 			s->wrong++;
 		rte_pktmbuf_free(out[i]);
@@ -504,7 +584,7 @@ side_init(struct side *s, const char *name, enum side_kind kind, bool coalesce, 
 	for (int r = 0; r < 4; r++)
 		round_trip(s, 1, false);
 	for (int r = 0; r < 64; r++)
-		round_trip(s, PER_CONN, false);
+		round_trip(s, per_conn(), false);
 	if (kind == SIDE_FLOOR)
 		((struct floor_fn *)s->w.fn[1].state)->active = true;
 	s->wrong = 0;
@@ -575,7 +655,7 @@ main(int argc, char **argv)
 	long rounds = argc > 1 ? atol(argv[1]) : 2000;
 	int runs = argc > 2 ? atoi(argv[2]) : 5;
 	const char *mode = argc > 3 ? argv[3] : "both";
-	bool coalesce = argc > 4 && strcmp(argv[4], "coalesce") == 0;
+	bool coalesce = false;
 	bool all = strcmp(mode, "all") == 0;
 	bool do_accel = all || !strcmp(mode, "both") || !strcmp(mode, "accel");
 	bool do_remap = all || !strcmp(mode, "both") || !strcmp(mode, "remap");
@@ -584,9 +664,23 @@ main(int argc, char **argv)
 	double ar = 0, aa = 0, rr = 0, ra = 0, fr = 0, fa = 0;
 	size_t max;
 
+	for (int a = 4; a < argc; a++) {
+		if (!strcmp(argv[a], "coalesce"))
+			coalesce = true;
+		else if (!strcmp(argv[a], "read"))
+			traffic = T_READ, read_len = 64;
+		else if (!strcmp(argv[a], "read4k"))
+			traffic = T_READ4K, read_len = 4096;
+		else
+			runs = 0;
+	}
 	if (runs < 1 || rounds < 1 || !(do_accel || do_remap || do_floor)) {
 		fprintf(stderr, "usage: bench_lanes [rounds] [runs] "
-			"[both|accel|remap|floor|all] [coalesce]\n");
+			"[both|accel|remap|floor|all] [coalesce] [read|read4k]\n");
+		return 2;
+	}
+	if (do_floor && traffic != T_CAS) {
+		fprintf(stderr, "bench_lanes: the floor stands in for CAS traffic only\n");
 		return 2;
 	}
 	if (do_floor && coalesce) {
@@ -611,11 +705,11 @@ main(int argc, char **argv)
 	for (int r = 0; r < runs; r++)
 		for (long k = 0; k < rounds; k++) {
 			if (do_accel)
-				round_trip(&accel, PER_CONN, true);
+				round_trip(&accel, per_conn(), true);
 			if (do_remap)
-				round_trip(&remap, PER_CONN, true);
+				round_trip(&remap, per_conn(), true);
 			if (do_floor)
-				round_trip(&floor_side, PER_CONN, true);
+				round_trip(&floor_side, per_conn(), true);
 		}
 	if (do_accel)
 		report(&accel, &ar, &aa);
