@@ -399,8 +399,10 @@ rmp_stub_get(struct remap *r, struct rmp_lane *l, uint32_t lpsn)
 
 	return (s->inc != 0 && s->lpsn == lpsn) ? s : NULL;
 }
-/* The client connection a stub belongs to, if it still lives. */
-static inline struct rc_conn *
+/* The client connection a stub belongs to, if it still lives (always
+ * inline, as the rewrites below: the common-case paths are built of
+ * them, and GCC called them out of line once those were two). */
+static __rte_always_inline struct rc_conn *
 rmp_stub_client(struct remap *r, const struct rmp_stub *s, struct rmp_conn **rcn)
 {
 	struct rc_conn *c = rc_at(r->rc, s->conn);
@@ -476,7 +478,7 @@ int rmp_build_filler(const struct rmp_lane *l, uint32_t lpsn, struct remap_emit 
  * same summed as 32-bit words then folded (2^16 = 1 in it), so the
  * address is taken whole.
  */
-static inline void
+static __rte_always_inline void
 rmp_set_ip4_addr(uint8_t *f, const struct roce_pkt *p, unsigned int at, uint32_t addr)
 {
 	uint8_t *a = f + p->l3_off + at, *ck = f + p->l3_off + 10;
@@ -496,7 +498,7 @@ rmp_set_ip4_addr(uint8_t *f, const struct roce_pkt *p, unsigned int at, uint32_t
 	memcpy(ck, &c, 2);
 }
 
-static inline void
+static __rte_always_inline void
 rmp_set_src(uint8_t *f, const struct roce_pkt *p, const uint8_t *src_mac,
 	    const uint8_t *dst_mac, uint32_t src_ip, uint16_t sport)
 {
@@ -507,7 +509,7 @@ rmp_set_src(uint8_t *f, const struct roce_pkt *p, const uint8_t *src_mac,
 	roce_st16(f + p->l4_off, sport);
 }
 
-static inline void
+static __rte_always_inline void
 rmp_set_dst(uint8_t *f, struct roce_pkt *p, const uint8_t *dst_mac, uint32_t dst_ip)
 {
 	memcpy(f, dst_mac, 6);

@@ -638,6 +638,67 @@ fast_conn_told(struct remap *r, const struct roce_pkt *p, uint8_t kind, uint64_t
 	return c;
 }
 
+/*
+ * A bound connection's next READ on a quiet lane with room for its span
+ * (one lane PSN per path MTU of data) and a responder resource: what
+ * remap_request_general -> req_route -> req_fresh does for it, step for
+ * step (fuzz_remap compares the two on every script).  Out of line: the
+ * budget's path is the WRITE and the atomic, and never told (the
+ * serializer asks about atomics only, and its answer covers one PSN).
+ */
+static __rte_noinline bool
+read_request_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok,
+		  uint64_t now)
+{
+	const uint32_t cpsn = p->psn;
+	const uint32_t span = span_of(r, f, p);
+	struct rmp_conn *rcn;
+	struct rmp_lane *l;
+	struct rc_conn *c;
+	uint32_t lpsn, cmsn;
+	uint64_t fp = 0;
+
+	rmp_forget_told(r);
+	if (p->ip_version != 4 || rmp_server_of(r, p->dst_ip4) < 0 ||
+	    (c = rc_find_req(r->rc, p->src_ip4, p->dst_ip4, p->qpn)) == NULL ||
+	    rmp_held_at_start(r, c, now))
+		return false;
+	rcn = &r->conns[rc_index(r->rc, c)];
+	if (rcn->inc != c->incarnation || rcn->state != RC_BOUND || cpsn != rcn->next ||
+	    roce_psn_diff(cpsn, rcn->bind_psn) < 0)
+		return false;
+	l = &r->lanes[rcn->lane];
+	if (!rmp_lane_quiet(l) || rmp_lane_fit(r, l, RK_READ, span) != RMP_FITS)
+		return false;
+	if (!*icrc_ok && !(*icrc_ok = roce_icrc_verify(f, p)))
+		return false;  /* the general steps count and drop it */
+	if (unlikely(r->servers[l->server].keep_conns)) {
+		/* rmp_keep_request's upkeep of a known connection */
+		rc_touch(c, now);
+		if (roce_psn_diff(roce_psn_add(cpsn, span), c->next_psn) > 0)
+			c->next_psn = roce_psn_add(cpsn, span);
+		fp = rmp_content_fp(f, p);
+	}
+	r->c.req_seen++;
+	r->c.stitched++;
+	rcn->waiting = 0;                  /* rmp_served on a free lane */
+	cmsn = roce_psn_add(rcn->msn, 1);
+	lpsn = place(r, l, c, cpsn, span, RK_READ, true, cmsn);
+	placed_by(r, l, c);
+	/* every PSN of its span (req_fresh: a requester may resume a READ
+	 * from the first response packet it is missing) */
+	for (uint32_t k = 0; k < span && k <= r->crev_mask; k++) {
+		const uint32_t q = roce_psn_add(cpsn, k);
+
+		rev_set(&rcn->rev[q & r->crev_mask], q, roce_psn_add(lpsn, k), RK_READ,
+			k + 1 == span ? cmsn : rcn->msn, fp);
+	}
+	rcn->msn = cmsn;
+	rcn->next = roce_psn_add(cpsn, span);
+	stitch(r, l, f, p, lpsn, now);
+	return true;
+}
+
 bool
 remap_request_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok,
 		   uint64_t now)
@@ -651,6 +712,8 @@ remap_request_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_o
 	uint64_t fp = 0;
 
 	if (kind == RK_EMPTY || r->prm.general_only) {
+		if (p->opcode == ROCE_RC_READ_REQUEST && !r->prm.general_only)
+			return read_request_fast(r, f, p, icrc_ok, now);
 		rmp_forget_told(r);
 		return false;
 	}

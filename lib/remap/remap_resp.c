@@ -673,18 +673,20 @@ resp_lane(struct resp_ctx *x)
 
 /*
  * The common case, without the general steps (issue #12's cost budget):
- * an ACK of exactly the lane's oldest unanswered PSN, a WRITE/SEND of a
- * client that still lives and waits for nothing, on an open lane that is
- * not recovering, owes no duplicate its ACK again and that nobody waits
- * on or holds, out of the start hold-off.  It is what
- * remap_response_general -> resp_lane -> resp_ack -> expand -> map_own
- * does for it, step for step, and nothing else happens there (emit_acks
- * has no one else to tell, rmp_wake returns at once); fuzz_remap runs
- * every script both ways and compares what leaves.
+ * an ACK or a READ response packet of exactly the lane's oldest
+ * unanswered PSN, a WRITE/SEND (a READ) of a client that still lives
+ * (and, for an ACK, waits for nothing), on an open lane that is not
+ * recovering, owes no duplicate its ACK again and that nobody waits on or
+ * holds, out of the start hold-off.  It is what remap_response_general ->
+ * resp_lane -> resp_ack (resp_read) -> expand -> map_own does for it, step
+ * for step, and nothing else happens there (emit_acks has no one else to
+ * tell: a READ's own stub blocks its client, rmp_wake returns at once);
+ * fuzz_remap runs every script both ways and compares what leaves.  One
+ * body for both kinds (a constant: each compiles to its own path).
  */
-bool
-remap_response_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok,
-		    uint64_t now)
+static __rte_always_inline bool
+answer_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok, uint64_t now,
+	    const uint8_t kind)
 {
 	const uint32_t L = p->psn;
 	const struct rmp_server *sv;
@@ -694,8 +696,7 @@ remap_response_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_
 	struct rc_conn *c;
 	int server;
 
-	rmp_forget_told(r);
-	if (p->opcode != ROCE_RC_ACKNOWLEDGE || p->ip_version != 4 || r->prm.general_only ||
+	if (p->ip_version != 4 || r->prm.general_only ||
 	    (server = rmp_server_of(r, p->src_ip4)) < 0 || rmp_in_start_holdoff(r, now))
 		return false;
 	sv = &r->servers[server];
@@ -710,19 +711,49 @@ remap_response_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_
 	    l->reack != 0)
 		return false;
 	st = rmp_stub_at(r, l, L);
-	if (st->lpsn != L || st->kind != RK_ACKABLE || st->inc == 0 ||
-	    (c = rmp_stub_client(r, st, &rcn)) == NULL || rcn->waiting)
+	if (st->lpsn != L || st->kind != kind || st->inc == 0 ||
+	    (c = rmp_stub_client(r, st, &rcn)) == NULL ||
+	    (kind == RK_ACKABLE && rcn->waiting))
 		return false;
 	if (!*icrc_ok && !(*icrc_ok = roce_icrc_verify(f, p)))
 		return false;  /* the general steps count and drop it */
-	if (roce_syndrome_kind(roce_get_syndrome(f, p)) != ROCE_AETH_ACK)
+	if ((kind == RK_ACKABLE || roce_has(p->oi, ROCE_HDR_AETH)) &&
+	    roce_syndrome_kind(roce_get_syndrome(f, p)) != ROCE_AETH_ACK)
 		return false;
 	r->c.resp_seen++;
 	l->una = roce_psn_add(L, 1);
-	note_acked(rcn, st->cpsn);
-	st->flags |= RS_ACKED;
+	if (kind == RK_READ) {
+		rmp_release(l, st);   /* its last PSN: the server is done */
+		st->flags |= RS_ANSWERED;
+		if (p->oi->flags & ROCE_F_LAST)
+			note_acked(rcn, st->cpsn);
+	} else {
+		note_acked(rcn, st->cpsn);
+		st->flags |= RS_ACKED;
+	}
 	rewrite_to_client(r, f, p, c, rcn, st->cpsn, st->cmsn);
 	return true;
+}
+
+/* READ response packets: their own copy, out of line (the ACK's is the
+ * budget's path). */
+static __rte_noinline bool
+read_answer_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok,
+		 uint64_t now)
+{
+	return answer_fast(r, f, p, icrc_ok, now, RK_READ);
+}
+
+bool
+remap_response_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok,
+		    uint64_t now)
+{
+	rmp_forget_told(r);
+	if (p->opcode == ROCE_RC_ACKNOWLEDGE)
+		return answer_fast(r, f, p, icrc_ok, now, RK_ACKABLE);
+	if (p->opcode >= ROCE_RC_READ_RESPONSE_FIRST && p->opcode <= ROCE_RC_READ_RESPONSE_ONLY)
+		return read_answer_fast(r, f, p, icrc_ok, now);
+	return false;
 }
 
 enum remap_verdict

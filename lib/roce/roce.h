@@ -410,7 +410,7 @@ roce_set_qpn(uint8_t *frame, const struct roce_pkt *p, uint32_t qpn)
 
 /* Both at once (a remapped frame gets a new QPN and PSN): BTH bytes 4..11
  * as one word, keeping the reserved byte and the AckReq byte. */
-static inline void
+static __rte_always_inline void
 roce_set_qpn_psn(uint8_t *frame, const struct roce_pkt *p, uint32_t qpn, uint32_t psn)
 {
 	uint8_t *w = frame + p->bth_off + 4;

@@ -760,19 +760,61 @@ roce_hdr_words_patchable(const struct roce_pkt *p)
 #endif
 }
 
+#ifdef RTE_ARCH_X86
+/*
+ * roce_resign_headers' change in one: on an IPv4 header of 20 bytes its
+ * four words are the 32 bytes from the IP source address to the BTH's
+ * end, so their change D moves the ICRC by crc0(D followed by the t bytes
+ * to the ICRC) (icrc_patch_delta's reasoning): D and the t mod 16 bytes
+ * after it folded as a message of their own (crc_fold_plain's steps, from
+ * a zero register), moved on by the t / 16 blocks left, one reduction;
+ * the masked bytes (UDP checksum, BTH byte 4) taken out of D first.
+ */
+static __rte_noinline CLMUL_FN uint32_t
+icrc_span32_delta(const struct roce_pkt *p, const uint64_t d[4])
+{
+	const uint32_t t = p->icrc_off - (p->l3_off + 12u) - 32, q = t >> 4;
+	const uint32_t len = 32 + (t & 15), pad = (0u - len) & 15;
+	uint8_t m[48] __rte_aligned(16) = { 0 };
+	__m128i acc;
+
+	memcpy(m, d, 32);
+	m[14] = m[15] = 0;           /* UDP checksum */
+	m[20] = 0;                   /* BTH byte 4: FECN, BECN, reserved */
+	acc = crc_load_pad(m, pad);
+	for (uint32_t pos = 16 - pad; pos < len; pos += 16)
+		acc = crc_fold16(acc, roce_crc_k_fold,
+				 _mm_loadu_si128((const __m128i *)(m + pos)));
+	if (q != 0)
+		acc = crc_fold16(acc, crc_k_skip[q], _mm_setzero_si128());
+	return crc_reduce(acc);
+}
+#endif
+
 void
 roce_resign_headers(uint8_t *frame, const struct roce_pkt *p,
 		    const struct roce_hdr_words *before)
 {
 	const uint32_t off[4] = { p->l3_off + 12u, p->l4_off, p->bth_off, p->bth_off + 8u };
+	uint64_t d[4];
 
 	for (unsigned int i = 0; i < RTE_DIM(off); i++) {
-		uint64_t now;
-
-		memcpy(&now, frame + off[i], sizeof(now));
-		if (now != before->w[i])
-			roce_icrc_patch(frame, p, off[i], now ^ before->w[i]);
+		memcpy(&d[i], frame + off[i], sizeof(d[i]));
+		d[i] ^= before->w[i];
 	}
+#ifdef RTE_ARCH_X86
+	if (likely(icrc_single != 0 && !icrc_odd(p) && p->ip_version == 4)) {
+		uint32_t v = roce_icrc_stored(frame, p) ^ icrc_span32_delta(p, d);
+
+		v = rte_cpu_to_le_32(v);
+		memcpy(frame + p->icrc_off, &v, sizeof(v));
+		roce_udp_cksum_fix(frame, p);   /* it covers the ICRC */
+		return;
+	}
+#endif
+	for (unsigned int i = 0; i < RTE_DIM(off); i++)
+		if (d[i] != 0)
+			roce_icrc_patch(frame, p, off[i], d[i]);
 	roce_udp_cksum_fix(frame, p);     /* it covers the ICRC */
 }
 
