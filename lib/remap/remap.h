@@ -162,6 +162,10 @@ struct remap_emit {
 	X(reacked)           /* ACKs re-sent for answered retransmissions */  \
 	X(resp_orphan)       /* lane response whose client is gone */         \
 	X(resp_unknown_psn)  /* lane response at a PSN with no stub */        \
+	/* a READ response packet that ends its message where the READ's \
+	 * span does not, or the reverse: [atomic] pmtu is not the path   \
+	 * MTU (dropped: it would be another request's PSN) */            \
+	X(read_span_mismatch)                                             \
 	X(resp_bad_icrc)     /* lane response with a bad ICRC: dropped */     \
 	X(naks_seq)                                                           \
 	X(naks_rnr)                                                           \

@@ -323,6 +323,20 @@ resp_atomic_ack(struct resp_ctx *x, uint32_t L, struct rmp_stub *st)
 	return map_own(x, c, rcn, st->cpsn, st->cmsn);
 }
 
+/*
+ * A READ response packet ends its message (LAST, ONLY) exactly at the
+ * last PSN of the READ's span, wherever it starts (a requester may resume
+ * a READ from a later PSN, and the server's response then starts there).
+ * Spans are counted in [atomic] pmtu bytes: where that is not the path
+ * MTU, a response runs past its span, onto PSNs of other requests (or
+ * ends before it), and the first packet that does not fit says so.
+ */
+static inline bool
+read_span_fits(const struct roce_pkt *p, const struct rmp_stub *st)
+{
+	return !(p->oi->flags & ROCE_F_LAST) == !(st->flags & RS_ENDS_MSG);
+}
+
 static enum remap_verdict
 resp_read(struct resp_ctx *x, uint32_t L, struct rmp_stub *st)
 {
@@ -332,6 +346,10 @@ resp_read(struct resp_ctx *x, uint32_t L, struct rmp_stub *st)
 
 	if (st->kind != RK_READ) {
 		x->r->c.resp_unknown_psn++;
+		return REMAP_DROP;
+	}
+	if (!read_span_fits(x->p, st)) {
+		x->r->c.read_span_mismatch++;
 		return REMAP_DROP;
 	}
 	if (roce_psn_diff(L, x->l->una) >= 0) {
@@ -712,6 +730,7 @@ answer_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok, uint
 		return false;
 	st = rmp_stub_at(r, l, L);
 	if (st->lpsn != L || st->kind != kind || st->inc == 0 ||
+	    (kind == RK_READ && !read_span_fits(p, st)) ||
 	    (c = rmp_stub_client(r, st, &rcn)) == NULL ||
 	    (kind == RK_ACKABLE && rcn->waiting))
 		return false;

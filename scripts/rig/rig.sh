@@ -275,6 +275,12 @@ rkey = any
 base = $LOCK_BASE
 length = $LOCK_LENGTH
 word_size = 8
+
+[atomic]
+; the guests' RoCE path MTU (rxe: the largest IB MTU within the links'
+; 1500): READ spans are counted in it, and remapping maps a READ's
+; response packets by them
+pmtu = 1024
 EOF
 }
 

@@ -325,6 +325,11 @@ def remapped_cases(lock_n, bw_n, lat_n, full):
                      bw_n, [("fadd", bw_n)], remap="on", qps=4),
             perftest("read_lat_remap" + sfx, "ib_read_lat", r, lat_n,
                      [("read_req", lat_n)], remap="on", qps=1),
+            # 4 KiB READs: four response packets each, mapped one by one
+            # and re-signed by patching their ICRCs (lib/remap/remap_fn.c),
+            # which rxe checks on every one
+            perftest("read_lat_4k_remap" + sfx, "ib_read_lat", "-s 4096 " + r, lat_n,
+                     [("read_req", lat_n)], remap="on", qps=1),
         ]
     return cases
 

@@ -1570,6 +1570,60 @@ START_TEST(t_fatal_nak_read_answer_lost)
 END_TEST
 
 /*
+ * [atomic] pmtu 4096 (the default) on a path of MTU 1024: client 1's READ
+ * of 4096 bytes takes one lane PSN, client 2's READ of 8 the next, but
+ * the server answers client 1's in four packets, the second on client
+ * 2's PSN.  No packet may reach a client whose READ it does not answer:
+ * the first one ends nothing where client 1's span ends (FIRST on its
+ * last PSN), the second ends nothing where client 2's does, and both are
+ * dropped and counted.  (Fails on the code before: the second went to
+ * client 2 as its READ's data.)
+ */
+START_TEST(t_read_span_mismatch)
+{
+	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
+				   .keep_conns = true };
+	static const uint8_t data[1024];
+	uint8_t f[1200], reth[16] = { 0 }, aeth[4] = { 0x1f, 0, 0, 9 };
+	struct remap_emit emit[8];
+	struct dr d = { 0 };
+	struct roce_pkt p, q;
+	uint32_t len, n_emit = 0, l1;
+	const uint8_t ops[4] = { ROCE_RC_READ_RESPONSE_FIRST, ROCE_RC_READ_RESPONSE_MIDDLE,
+				 ROCE_RC_READ_RESPONSE_MIDDLE, ROCE_RC_READ_RESPONSE_LAST };
+
+	dr_three_bound(&d, &sv);
+	reth[14] = 0x10;     /* 4096 */
+	len = rm_build(f, &d.up[1], ROCE_RC_READ_REQUEST, 502, true, reth, 16, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &q), ROCE_OK);
+	ck_assert_int_eq(remap_on_request(d.r, f, &len, sizeof(f), &q, false, 1, emit, 8,
+					  &n_emit), REMAP_MODIFIED);
+	ck_assert_int_eq(roce_parse(f, len, &q), ROCE_OK);
+	l1 = q.psn;
+	reth[14] = 0;
+	reth[15] = 8;
+	len = rm_build(f, &d.up[2], ROCE_RC_READ_REQUEST, 702, true, reth, 16, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &q), ROCE_OK);
+	ck_assert_int_eq(remap_on_request(d.r, f, &len, sizeof(f), &q, false, 1, emit, 8,
+					  &n_emit), REMAP_MODIFIED);
+	ck_assert_int_eq(roce_parse(f, len, &q), ROCE_OK);
+	ck_assert_uint_eq(q.psn, roce_psn_add(l1, 1));
+	for (int k = 0; k < 2; k++) {
+		const bool has_aeth = ops[k] != ROCE_RC_READ_RESPONSE_MIDDLE;
+
+		len = rm_build(f, &d.down[0], ops[k], roce_psn_add(l1, (uint32_t)k), false,
+			       has_aeth ? aeth : NULL, has_aeth ? 4 : 0, data, sizeof(data));
+		ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+		ck_assert_int_eq(remap_on_response(d.r, f, &len, sizeof(f), &p, false, 1, emit,
+						   8, &n_emit), REMAP_DROP);
+		ck_assert_uint_eq(n_emit, 0);
+	}
+	ck_assert_uint_eq(R2(d.r)->read_span_mismatch, 2);
+	dr_free(&d);
+}
+END_TEST
+
+/*
  * The same in the closed loop, with a responder whose QP goes to error at
  * a fatal NAK (as an RNIC's: everything after it dropped, err_dropped):
  * 4 Sherman clients on one lane; once client F (_i: the lane's owner, or
@@ -1851,6 +1905,7 @@ remap_suite(void)
 	tcase_add_test(tc, t_fatal_nak_moves_lane);
 	tcase_add_test(tc, t_fatal_nak_moves_twice);
 	tcase_add_test(tc, t_fatal_nak_read_answer_lost);
+	tcase_add_test(tc, t_read_span_mismatch);
 	tcase_add_loop_test(tc, t_fatal_nak_closed_loop, 0, 4);
 	tcase_add_test(tc, t_owner_disconnect_keeps_lane);
 	tcase_add_test(tc, t_rider_new_life);
