@@ -197,7 +197,6 @@ take_words_big(struct sword_fn_ctx *ctx)
 	return true;
 }
 
-
 /* ctx->resign_due after remapping rewrote the frame (took: take_words_big). */
 static inline uint8_t
 resign_of(bool took)
@@ -239,7 +238,7 @@ fn_process_general(struct remap_fn *f, struct sword_worker *w, struct sword_fn_c
 }
 
 /* The common case first, with what it needs only (issue #12's cost
- * budget); took: take_words. */
+ * budget); took: take_words_big. */
 static inline enum sword_fn_verdict
 fn_process_frame(struct remap_fn *f, struct sword_worker *w, struct sword_fn_ctx *ctx,
 		 bool took)

@@ -251,11 +251,10 @@ static int emit_from(struct sword_worker *w, const struct sword_fn_ctx *ctx,
  * clears an earlier one's debt, a full re-sign makes one due, a header
  * change makes a patch due (a function asks for that only where the
  * ICRC was right or a patch was due already, so no full re-sign is lost),
- * and a PASS changes nothing.  Kept in `due`
- * (enum sword_sign_state) so that one register crosses the calls; a frame
- * created unsigned (sword_fn_emit_unsigned) starts with a re-sign due.
+ * and a PASS changes nothing.  Kept in `state` (enum sword_sign_state)
+ * so that one register crosses the calls; a frame created unsigned
+ * (sword_fn_emit_unsigned) starts with a re-sign due.
  */
-
 static __rte_always_inline bool
 run_chain_once(struct sword_worker *w, struct sword_fn_ctx *ctx, unsigned int from,
 	       bool timed, bool unsigned_in)
