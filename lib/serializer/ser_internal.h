@@ -317,6 +317,11 @@ void ser_word_pending_done(struct ser *s, uint32_t wi, uint16_t gen,
 			   uint64_t wval, bool executed, uint64_t now);
 void ser_word_mark_dirty(struct ser *s, uint32_t wi);
 void ser_word_norewrite(struct ser *s, uint32_t wi);
+/* A replay of an answered real op or unmodelled write (ser_req.c): may
+ * it pass (S2), and if so, busy on the word until the server answers it,
+ * the word then relearned (it may have run as a new life's request). */
+bool ser_word_replay_allowed(const struct ser *s, uint32_t wi, const struct ser_op *op);
+void ser_word_replay_take(struct ser *s, uint32_t wi);
 /* An op on the word that no stub can track (connection table full): true
  * if it may pass; the word is then not decided on for orphan_tsc. */
 bool ser_word_untracked(struct ser *s, uint32_t wi, const struct ser_op *op,

@@ -311,22 +311,41 @@ replay_rewritten(struct ser *s, struct ser_conn *sc, struct ser_stub *st,
 	return SER_FORWARD_REWRITTEN;
 }
 
-/* A replayed real atomic or word write whose first execution the server
- * already answered: the server answers it from its replay cache or runs
- * it again (a new life with the same content).  A network duplicate looks
- * the same and its answer may never come, so the word is held by time,
- * not by the stub (S7), and relearned after. */
+/*
+ * A replayed real atomic or word write whose first execution the server
+ * already answered.  The server answers it from its replay cache (a
+ * retransmission: the client's timer fired while the answer was on its
+ * way, or the answer was lost) or runs it again (a new life of the QPs
+ * with the same QPNs, PSNs and content).  A response that covers its
+ * PSN after it left says the server has processed it (RC order): the
+ * stub holds the words busy until then, and the word is relearned after
+ * (S4: it may have run).  The one response that could cover it sooner is
+ * one the server sent before it (a spurious retransmission's original
+ * answers, harmless: no new life), or one of an old life, which would
+ * have had to outlive the re-creation of both QPs on its way.  If no
+ * response ever comes, the connection's end or the stub's reuse hands
+ * the hold to time (S7).  Before, the words were held by time at once:
+ * each spurious retransmission kept its word from being decided for the
+ * whole orphan hold (2 s by default), and on a loaded rack with 10 ms
+ * client timers acceleration stopped altogether.
+ */
 static enum ser_verdict
-replay_unmodelled(struct ser *s, struct ser_stub *st, uint8_t *f,
-		  struct roce_pkt *p, uint64_t now)
+replay_unmodelled(struct ser *s, struct ser_conn *sc, struct ser_stub *st,
+		  uint8_t *f, struct roce_pkt *p)
 {
-	struct req_class rc = { .word = st->word, .nwords = st->nwords,
-				.atomic = st->kind == ST_REAL,
-				.single_write = st->kind == ST_WRITE && st->nwords == 1,
-				.op = st->op };
+	const bool one_op = st->kind == ST_REAL || st->nwords == 1;
+	const struct ser_op none = { 0 };
 
-	if (!hold_words(s, &rc, now))
-		return drop(s);
+	if (!(st->flags & SF_BUSY)) {
+		for (uint32_t i = 0; i < st->nwords; i++)
+			if (!ser_word_replay_allowed(s, st->word + i, one_op ? &st->op : &none))
+				return drop(s);
+		for (uint32_t i = 0; i < st->nwords; i++)
+			ser_word_replay_take(s, st->word + i);
+		st->flags |= SF_BUSY;
+		if (roce_psn_diff(st->psn, sc->walk_from) < 0)
+			sc->walk_from = st->psn;
+	}
 	s->c.dup_replayed++;
 	return st->kind == ST_REAL ? SER_FORWARD : restore_ackreq(s, st, f, p);
 }
@@ -426,12 +445,12 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	}
 	case ST_REAL:
 		if (retired && (st->flags & SF_ANSWERED))
-			return replay_unmodelled(s, st, f, p, now);
+			return replay_unmodelled(s, sc, st, f, p);
 		s->c.dup_replayed++;
 		return SER_FORWARD;
 	case ST_WRITE:
-		if (retired && !(st->flags & (SF_BUSY | SF_PENDING)))
-			return replay_unmodelled(s, st, f, p, now);
+		if (retired && !(st->flags & SF_PENDING))
+			return replay_unmodelled(s, sc, st, f, p);
 		return restore_ackreq(s, st, f, p);
 	default:
 		return restore_ackreq(s, st, f, p);

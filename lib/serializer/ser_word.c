@@ -737,16 +737,36 @@ ser_word_orphan_busy(struct ser *s, uint32_t wi, uint64_t now)
 	ser_word_busy_done(s, wi, true);
 }
 
+/* S2 for an op swordd does not decide that may change the word: it must
+ * not be able to run before another connection's blind write lands and
+ * be overwritten. */
+static bool
+may_pass_unowned(const struct ser_word *w, const struct ser_op *op)
+{
+	return !w->pend_cnt || (w->pend_cnt == 1 && op->kind != SER_OP_NONE &&
+				!ser_op_changes(op, w->committed));
+}
+
+bool
+ser_word_replay_allowed(const struct ser *s, uint32_t wi, const struct ser_op *op)
+{
+	return may_pass_unowned(&s->words[wi], op);
+}
+
+void
+ser_word_replay_take(struct ser *s, uint32_t wi)
+{
+	ser_word_busy_take(s, wi);
+	s->words[wi].flags |= WF_DIRTY;
+}
+
 bool
 ser_word_untracked(struct ser *s, uint32_t wi, const struct ser_op *op,
 		   uint64_t now)
 {
 	struct ser_word *w = &s->words[wi];
 
-	/* S2 still applies: it must not be able to run before another
-	 * connection's blind write lands and be overwritten */
-	if (w->pend_cnt && (w->pend_cnt > 1 || op->kind == SER_OP_NONE ||
-			    ser_op_changes(op, w->committed)))
+	if (!may_pass_unowned(w, op))
 		return false;
 	/* S7: its effect is invisible; relearn once it must have run */
 	hold(s, w, now);

@@ -754,6 +754,106 @@ START_TEST(t_s9_replay_other_content)
 }
 END_TEST
 
+/* A real CAS, answered; its request sent again (the client's timer fired
+ * while the answer was on its way): the copy goes to the server, which
+ * answers it from its replay cache. */
+static void
+real_cas_sent_twice(struct sim *s, int i, uint64_t va, uint64_t swap, uint64_t cmp)
+{
+	struct rm_frame cas;
+
+	post_cas(s, i, va, swap, cmp);
+	ck_assert_uint_eq(s->q[Q_C2S].n, 1);
+	ck_assert(rm_queue_take(&s->q[Q_C2S], 0, &cas));
+	rm_queue_push(&s->q[Q_C2S], cas.buf, cas.len);
+	sim_flow(s, 1000);
+	rm_queue_push(&s->q[Q_C2S], cas.buf, cas.len);
+	sim_flow(s, 1000);
+}
+
+START_TEST(t_replay_of_real_atomic_held_until_answered)
+{
+	/* A spurious retransmission of a real CAS the server has answered
+	 * holds the word only until the server answers the copy: the word
+	 * is relearned by the next op and decided again at once, not after
+	 * the orphan hold (pending_expire: 50,000,000 here).  Before, every
+	 * such copy held the word for the whole orphan hold, and on a loaded
+	 * rack (10 ms client timers) acceleration stopped altogether. */
+	struct sim s;
+	uint64_t real;
+
+	init(&s, 2, 0, false, "conn-replay-real");
+	post_read(&s, 0);
+	post_read(&s, 1);
+	sim_flow(&s, 1000);                       /* pairs both */
+	real_cas_sent_twice(&s, 0, lock_va(1), 1, 0);
+	ck_assert_uint_eq(s.srv.atomics, 1);
+	ck_assert_uint_ge(s.srv.duplicates, 1);
+	ck_assert_uint_ge(C(&s)->dup_replayed, 1);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(1)), 1);
+	/* the copy may have run (a new life with the same content): the
+	 * next op relearns the word */
+	real = C(&s)->passed_real_atomic;
+	post_cas(&s, 1, lock_va(1), 2, 0);
+	sim_flow(&s, 1000);
+	ck_assert_uint_eq(C(&s)->passed_real_atomic, real + 1);
+	ck_assert_int_eq(ser_word_get(s.ser, SIM_SERVER_IP, SIM_RKEY, lock_va(1), NULL, NULL),
+			 SER_WORD_KNOWN);
+	/* and then decides */
+	post_cas(&s, 1, lock_va(1), 2, 0);
+	sim_flow(&s, 1000);
+	ck_assert_uint_eq(C(&s)->passed_real_atomic, real + 1);
+	ck_assert_uint_eq(C(&s)->failed_local, 1);
+	finish(&s);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(1)), 1);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(t_replay_of_real_atomic_new_life_runs)
+{
+	/* What the hold is for.  Client 0 takes the lock by a real CAS at
+	 * 3186 and releases it.  It re-creates its QP (same QPN, PSN 3185)
+	 * and sends the same READ and the same CAS: to swordd a replay of an
+	 * answered real atomic, to the server's new QP a fresh CAS, which
+	 * takes the lock.  Until the server answers it, swordd must not
+	 * decide the word from what it knew (free): client 1's CAS must not
+	 * be granted. */
+	struct sim s;
+	uint64_t granted;
+
+	init(&s, 2, 0, false, "conn-replay-new-life");
+	post_read(&s, 0);
+	post_read(&s, 1);
+	sim_flow(&s, 1000);
+	post_cas(&s, 0, lock_va(2), 1, 0);        /* 3186: real, learns 1 */
+	sim_flow(&s, 1000);
+	post_write(&s, 0, lock_va(2), 0);         /* modelled release */
+	sim_flow(&s, 1000);
+	ck_assert_int_eq(ser_word_get(s.ser, SIM_SERVER_IP, SIM_RKEY, lock_va(2), NULL, NULL),
+			 SER_WORD_KNOWN);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(2)), 0);
+	sim_reconnect(&s, 0);
+	post_read(&s, 0);                         /* 3185 */
+	post_cas(&s, 0, lock_va(2), 1, 0);        /* 3186, same content */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert(sim_deliver(&s, Q_S2M, 0));
+	ck_assert(sim_deliver(&s, Q_S2M, 0));     /* the new QP runs it */
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(2)), 1);
+	/* its answer has not reached swordd yet */
+	granted = C(&s)->granted;
+	post_cas(&s, 1, lock_va(2), 2, 0);
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert_uint_eq(C(&s)->granted, granted);
+	finish(&s);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(2)), 1);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* RDMA CM, on the ConnectX capture */
 
@@ -1058,6 +1158,8 @@ conn_suite(void)
 	tcase_add_test(tc, t_s7_huge_write_over_words);
 	tcase_add_test(tc, t_s8_response_ahead_of_window);
 	tcase_add_test(tc, t_s9_replay_other_content);
+	tcase_add_test(tc, t_replay_of_real_atomic_held_until_answered);
+	tcase_add_test(tc, t_replay_of_real_atomic_new_life_runs);
 	suite_add_tcase(su, tc);
 	tc = tcase_create("cm");
 	tcase_add_test(tc, t_rc_find_req_last_answer);
