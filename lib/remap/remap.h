@@ -166,6 +166,11 @@ struct remap_emit {
 	 * span does not, or the reverse: [atomic] pmtu is not the path   \
 	 * MTU (dropped: it would be another request's PSN) */            \
 	X(read_span_mismatch)                                             \
+	/* a server's path MTU changed what READ spans are counted in: from \
+	 * its multi-packet frames (WRITE/SEND and READ response FIRST and  \
+	 * MIDDLE packets carry exactly the path MTU), or doubled after a   \
+	 * READ answered in fewer packets than its span */                  \
+	X(pmtu_learned)                                                   \
 	X(resp_bad_icrc)     /* lane response with a bad ICRC: dropped */     \
 	X(naks_seq)                                                           \
 	X(naks_rnr)                                                           \
@@ -265,6 +270,7 @@ struct remap_lane_info {
 	bool recovering;
 	bool kept;               /* its owner disconnected; kept for the others */
 	bool dreq_held;          /* the owner's DREQ waits to be sent on */
+	uint32_t pmtu;           /* its server's READ spans are counted in this */
 };
 int remap_lane_info(const struct remap *r, uint32_t server_ip4, unsigned int lane,
 		    struct remap_lane_info *out);

@@ -18,12 +18,6 @@
 
 #include "remap_internal.h"
 
-static uint32_t
-span_of(struct remap *r, const uint8_t *f, const struct roce_pkt *p)
-{
-	return (p->oi->flags & ROCE_F_READ) ? roce_req_psns(f, p, r->prm.pmtu) : 1;
-}
-
 struct rc_conn *
 rmp_keep_request(struct remap *r, struct rc_conn *c, uint8_t *f,
 		 const struct roce_pkt *p, bool *icrc_ok, uint64_t now)
@@ -43,7 +37,8 @@ rmp_keep_request(struct remap *r, struct rc_conn *c, uint8_t *f,
 		}
 	}
 	rc_touch(c, now);
-	end = roce_psn_add(p->psn, span_of(r, f, p));
+	end = roce_psn_add(p->psn, (p->oi->flags & ROCE_F_READ) ?
+			   rmp_span(r, (uint32_t)rmp_server_of(r, p->dst_ip4), f, p) : 1);
 	if (roce_psn_diff(end, c->next_psn) > 0)
 		c->next_psn = end;
 	return c;

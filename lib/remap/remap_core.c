@@ -77,6 +77,47 @@ rmp_lane_close(struct remap *r, struct rmp_lane *l)
 	r->c.lanes_closed++;
 }
 
+/*
+ * A FIRST or MIDDLE packet carries exactly the path MTU (IBTA 9.7.7: every
+ * packet of a message but its last is full): a multi-packet WRITE or SEND
+ * to the server (the requester's QP and the server's agree on it, or the
+ * server refuses it) or READ response from it.  READ spans on its lanes
+ * are counted in it from then on: [atomic] pmtu is only the first guess,
+ * and a guess above the path MTU made the server take the requests after
+ * a READ for duplicates (read_span_broken).
+ */
+void
+rmp_learn_pmtu(struct remap *r, uint32_t server, uint8_t *f, const struct roce_pkt *p,
+	       bool *icrc_ok)
+{
+	const uint32_t m = p->payload_len;
+
+	if (!(p->oi->flags & (ROCE_F_FIRST | ROCE_F_MIDDLE)) || (p->oi->flags & ROCE_F_LAST) ||
+	    !(p->oi->flags & ROCE_F_PAYLOAD) || p->pad != 0 || m < 256 || m > 4096 ||
+	    (m & (m - 1)) || r->servers[server].pmtu == m)
+		return;
+	/* only what its sender sent teaches (I8) */
+	if (!*icrc_ok && !(*icrc_ok = roce_icrc_verify(f, p)))
+		return;
+	r->servers[server].pmtu = m;
+	r->c.pmtu_learned++;
+}
+
+/*
+ * A READ answered in fewer packets than its span: the path MTU is above
+ * the one spans are counted in (a READ of at most the path MTU is one
+ * ONLY packet, so the packets do not say which): the next power of two,
+ * up to 4096.  A FIRST or MIDDLE packet later says it exactly.
+ */
+void
+rmp_pmtu_too_small(struct remap *r, uint32_t server)
+{
+	if (r->servers[server].pmtu >= 4096)
+		return;
+	r->servers[server].pmtu *= 2;
+	r->c.pmtu_learned++;
+}
+
 /* The MSN its client has seen once PSNs before psn completed: the reverse
  * entry of psn - 1 if it still describes it, else what it will see once
  * all it sent completes. */
@@ -399,6 +440,7 @@ remap_create(const struct remap_params *prm)
 		r->servers[i].n_lanes = n;
 		r->servers[i].first_lane = (uint16_t)r->n_lanes;
 		r->servers[i].keep_conns = prm->servers[i].keep_conns;
+		r->servers[i].pmtu = r->prm.pmtu;
 		r->n_lanes += n;
 	}
 	conns = rc_capacity(r->rc);
@@ -476,5 +518,6 @@ remap_lane_info(const struct remap *r, uint32_t server_ip4, unsigned int lane,
 	out->recovering = l->recovering;
 	out->kept = l->kept && l->open;
 	out->dreq_held = l->dreq_len != 0;
+	out->pmtu = r->servers[s].pmtu;
 	return 0;
 }

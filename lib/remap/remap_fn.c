@@ -14,6 +14,7 @@
  * replacement turns an expanded ACK into the ATOMIC ACK its client waits
  * for.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 
@@ -29,6 +30,12 @@
 struct remap_fn {
 	struct remap *remap;
 	uint64_t emit_lost;            /* no mbuf (or no room) for a created frame */
+	/* the path MTUs learned (remap_counters.pmtu_learned) that were told
+	 * to the operator, for the servers of this worker */
+	uint64_t pmtu_told;
+	uint32_t cfg_pmtu;
+	uint32_t n_servers;
+	uint32_t server_ip[SWORD_MAX_SERVERS];
 	struct remap_emit emit[REMAP_FN_EMIT_MAX];
 };
 
@@ -73,6 +80,10 @@ fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 		return NULL;
 	if (prm.n_servers == 0)
 		return f;              /* this worker owns no server */
+	f->cfg_pmtu = cfg->atomic.pmtu;
+	f->n_servers = prm.n_servers;
+	for (uint32_t i = 0; i < prm.n_servers; i++)
+		f->server_ip[i] = servers[i].ip;
 	prm.rc = sword_worker_rc(w);
 	prm.ring = cfg->remap.ring;
 	prm.client_ring = cfg->remap.client_ring;
@@ -274,6 +285,32 @@ fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 }
 
 /* Clients waiting on a lane that fell quiet are asked back (remap_tick). */
+/*
+ * A server's path MTU learned from its frames that is not [atomic] pmtu:
+ * told once per change (a rare event: a log line here is no cost).  Until
+ * the frames showed it, a READ counted in the wrong one closed its lane
+ * (remap_resp.c, read_span_broken).
+ */
+static __rte_noinline void
+tell_pmtu(struct remap_fn *f, uint64_t learned)
+{
+	struct remap_lane_info li;
+
+	f->pmtu_told = learned;
+	for (uint32_t i = 0; i < f->n_servers; i++) {
+		struct in_addr a = { .s_addr = f->server_ip[i] };
+		char ip[INET_ADDRSTRLEN];
+
+		if (remap_lane_info(f->remap, f->server_ip[i], 0, &li) != 0 ||
+		    li.pmtu == f->cfg_pmtu)
+			continue;
+		inet_ntop(AF_INET, &a, ip, sizeof(ip));
+		SWORD_LOG(WARNING, "remapping: server %s: path MTU %u (from its frames), "
+			  "[atomic] pmtu = %u: READ spans are counted in %u; set pmtu = %u",
+			  ip, li.pmtu, f->cfg_pmtu, li.pmtu, li.pmtu);
+	}
+}
+
 static void
 fn_tick(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 {
@@ -282,6 +319,8 @@ fn_tick(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 
 	if (f->remap == NULL)
 		return;
+	if (unlikely(remap_counters(f->remap)->pmtu_learned != f->pmtu_told))
+		tell_pmtu(f, remap_counters(f->remap)->pmtu_learned);
 	remap_tick(f->remap, ctx->now, f->emit, REMAP_FN_EMIT_MAX, &n_emit);
 	if (n_emit)
 		emit_frames(f, w, ctx, n_emit);

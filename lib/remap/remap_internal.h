@@ -192,6 +192,9 @@ struct rmp_conn {
 
 struct rmp_server {
 	uint32_t ip;
+	/* READ spans are counted in this: [atomic] pmtu until the server's
+	 * frames show its path MTU (rmp_learn_pmtu) */
+	uint32_t pmtu;
 	uint16_t n_lanes;
 	uint16_t first_lane;  /* index into r->lanes */
 	bool keep_conns;
@@ -338,6 +341,21 @@ rmp_server_of(const struct remap *r, uint32_t ip4)
 			return (int)i;
 	return -1;
 }
+
+/* The lane PSNs a request takes on server's lanes: a READ one per path
+ * MTU of data, anything else one. */
+static inline uint32_t
+rmp_span(const struct remap *r, uint32_t server, const uint8_t *f, const struct roce_pkt *p)
+{
+	return (p->oi->flags & ROCE_F_READ) ? roce_req_psns(f, p, r->servers[server].pmtu) : 1;
+}
+
+/* remap_core.c: a frame to or from server that may show its path MTU (a
+ * FIRST or MIDDLE packet of a multi-packet message; verified here unless
+ * *icrc_ok), and a READ answered in fewer packets than its span. */
+void rmp_learn_pmtu(struct remap *r, uint32_t server, uint8_t *f, const struct roce_pkt *p,
+		    bool *icrc_ok);
+void rmp_pmtu_too_small(struct remap *r, uint32_t server);
 
 /* The managed server a request (to it) or response (from it) of an RC
  * connection belongs to, else -1 (passed). */

@@ -57,12 +57,6 @@ stitch(struct remap *r, struct rmp_lane *l, uint8_t *f, struct roce_pkt *p,
 		rc_touch(owner, now);
 }
 
-static uint32_t
-span_of(struct remap *r, const uint8_t *f, const struct roce_pkt *p)
-{
-	return (p->oi->flags & ROCE_F_READ) ? roce_req_psns(f, p, r->prm.pmtu) : 1;
-}
-
 /* May lane PSN lpsn's slot be given to a new request?  Not while its
  * stub is still the only way to answer its client: a real atomic the
  * server completed without swordd seeing the answer, or a WRITE/SEND the
@@ -316,7 +310,7 @@ req_fresh(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_con
 	  uint8_t *f, struct roce_pkt *p, uint64_t now)
 {
 	const uint8_t kind = rmp_kind_of(p);
-	const uint32_t span = span_of(r, f, p);
+	const uint32_t span = rmp_span(r, l->server, f, p);
 	const bool ends = kind != RK_ACKABLE || (p->oi->flags & ROCE_F_LAST);
 	const uint32_t cpsn = p->psn;
 	uint32_t lpsn, cmsn;
@@ -403,7 +397,7 @@ static enum remap_verdict
 read_again(struct remap *r, struct rmp_lane *l, struct rc_conn *c, struct rmp_conn *rcn,
 	   uint8_t *f, struct roce_pkt *p, uint64_t now)
 {
-	const uint32_t span = span_of(r, f, p);
+	const uint32_t span = rmp_span(r, l->server, f, p);
 	const struct rmp_rev *last = &rcn->rev[roce_psn_add(p->psn, span - 1) & r->crev_mask];
 	uint32_t lpsn;
 
@@ -465,7 +459,7 @@ req_retransmit(struct remap *r, struct rmp_lane *l, struct rc_conn *c,
 			return REMAP_DROP;
 		}
 		if (d == 0)
-			recovery_advance(r, l, lpsn, span_of(r, f, p), emit, emit_cap, n_emit);
+			recovery_advance(r, l, lpsn, rmp_span(r, l->server, f, p), emit, emit_cap, n_emit);
 	}
 	/* answered already: the server answers the duplicate with its latest
 	 * PSN, which may belong to another client; this one is ACKed again */
@@ -538,7 +532,7 @@ static enum direct
 req_direct(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
 	   uint8_t *f, const struct roce_pkt *p, uint64_t now)
 {
-	const uint32_t end = roce_psn_add(p->psn, span_of(r, f, p));
+	const uint32_t end = roce_psn_add(p->psn, rmp_span(r, (uint32_t)server, f, p));
 	const bool fresh = rcn->dnext_set && rcn->dnext == p->psn;
 
 	if (rmp_two_sided(p)) {
@@ -651,11 +645,10 @@ read_request_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok
 		  uint64_t now)
 {
 	const uint32_t cpsn = p->psn;
-	const uint32_t span = span_of(r, f, p);
 	struct rmp_conn *rcn;
 	struct rmp_lane *l;
 	struct rc_conn *c;
-	uint32_t lpsn, cmsn;
+	uint32_t lpsn, cmsn, span;
 	uint64_t fp = 0;
 
 	rmp_forget_told(r);
@@ -668,6 +661,7 @@ read_request_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok
 	    roce_psn_diff(cpsn, rcn->bind_psn) < 0)
 		return false;
 	l = &r->lanes[rcn->lane];
+	span = rmp_span(r, l->server, f, p);
 	if (!rmp_lane_quiet(l) || rmp_lane_fit(r, l, RK_READ, span) != RMP_FITS)
 		return false;
 	if (!*icrc_ok && !(*icrc_ok = roce_icrc_verify(f, p)))
@@ -766,6 +760,7 @@ remap_request_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		return REMAP_PASS;
 	sv = &r->servers[server];
 	r->c.req_seen++;
+	rmp_learn_pmtu(r, (uint32_t)server, f, p, &icrc_ok);
 	c = rc_find_req(r->rc, p->src_ip4, p->dst_ip4, p->qpn);
 	if (sv->keep_conns)
 		c = rmp_keep_request(r, c, f, p, &icrc_ok, now);

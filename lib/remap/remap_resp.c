@@ -337,6 +337,34 @@ read_span_fits(const struct roce_pkt *p, const struct rmp_stub *st)
 	return !(p->oi->flags & ROCE_F_LAST) == !(st->flags & RS_ENDS_MSG);
 }
 
+/*
+ * A READ response packet that does not fit the span its READ was given,
+ * or that lands on another request's lane PSN: the server's READ took
+ * another number of PSNs than swordd counted, so its QP expects another
+ * PSN than the lane's next.  Counted short (a path MTU below the one
+ * spans are counted in), the server takes the lane's next requests for
+ * duplicates: it does not execute them and ACKs them with its latest
+ * PSN, which would tell their clients they were done.  Counted long, it
+ * NAKs the next one as out of sequence, and the clients' resends never
+ * fit.  Nothing mends the lane's PSN space behind requests already sent:
+ * it closes (its clients are told, their QPs fail and reconnect, nothing
+ * is acknowledged that did not run), and the lanes after it count in
+ * the path MTU this packet shows (rmp_learn_pmtu took it from a FIRST or
+ * MIDDLE packet; an ONLY or LAST before its span's end says it is
+ * larger).
+ */
+static enum remap_verdict
+read_span_broken(struct resp_ctx *x, const struct rmp_stub *st)
+{
+	struct remap *r = x->r;
+
+	r->c.read_span_mismatch++;
+	if (st->kind == RK_READ && (x->p->oi->flags & ROCE_F_LAST) && !(st->flags & RS_ENDS_MSG))
+		rmp_pmtu_too_small(r, x->l->server);
+	rmp_lane_close(r, x->l);
+	return REMAP_DROP;
+}
+
 static enum remap_verdict
 resp_read(struct resp_ctx *x, uint32_t L, struct rmp_stub *st)
 {
@@ -344,14 +372,8 @@ resp_read(struct resp_ctx *x, uint32_t L, struct rmp_stub *st)
 	struct rmp_conn *rcn;
 	struct rc_conn *c;
 
-	if (st->kind != RK_READ) {
-		x->r->c.resp_unknown_psn++;
-		return REMAP_DROP;
-	}
-	if (!read_span_fits(x->p, st)) {
-		x->r->c.read_span_mismatch++;
-		return REMAP_DROP;
-	}
+	if (st->kind != RK_READ || !read_span_fits(x->p, st))
+		return read_span_broken(x, st);
 	if (roce_psn_diff(L, x->l->una) >= 0) {
 		/* everything up to L is done (a server answers in PSN order),
 		 * also when response packets before it were lost: a MIDDLE or
@@ -742,6 +764,7 @@ answer_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok, uint
 	r->c.resp_seen++;
 	l->una = roce_psn_add(L, 1);
 	if (kind == RK_READ) {
+		rmp_learn_pmtu(r, (uint32_t)server, f, p, icrc_ok);
 		rmp_release(l, st);   /* its last PSN: the server is done */
 		st->flags |= RS_ANSWERED;
 		if (p->oi->flags & ROCE_F_LAST)
@@ -796,6 +819,7 @@ remap_response_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		return REMAP_PASS;
 	sv = &r->servers[server];
 	r->c.resp_seen++;
+	rmp_learn_pmtu(r, (uint32_t)server, f, p, &icrc_ok);
 	if (rmp_in_start_holdoff(r, now) &&
 	    rmp_held_at_start(r, rc_find_resp(r->rc, p->src_ip4, p->dst_ip4, p->qpn), now)) {
 		/* an answer from a lane of before the restart could carry any

@@ -1576,8 +1576,8 @@ END_TEST
  * 2's PSN.  No packet may reach a client whose READ it does not answer:
  * the first one ends nothing where client 1's span ends (FIRST on its
  * last PSN), the second ends nothing where client 2's does, and both are
- * dropped and counted.  (Fails on the code before: the second went to
- * client 2 as its READ's data.)
+ * dropped (the first closes the lane).  (Fails on the code before: the
+ * second went to client 2 as its READ's data.)
  */
 START_TEST(t_read_span_mismatch)
 {
@@ -1618,7 +1618,141 @@ START_TEST(t_read_span_mismatch)
 						   8, &n_emit), REMAP_DROP);
 		ck_assert_uint_eq(n_emit, 0);
 	}
-	ck_assert_uint_eq(R2(d.r)->read_span_mismatch, 2);
+	/* the first closed the lane (t_read_span_short_closes_lane) */
+	ck_assert_uint_eq(R2(d.r)->read_span_mismatch, 1);
+	ck_assert_uint_eq(R2(d.r)->lanes_closed, 1);
+	dr_free(&d);
+}
+END_TEST
+
+/* A READ of len bytes from client cl at its PSN cpsn: its lane PSN. */
+static uint32_t
+dr_read(struct dr *d, int cl, uint32_t cpsn, uint32_t len)
+{
+	uint8_t f[256], reth[16] = { 0 };
+	struct remap_emit emit[8];
+	struct roce_pkt p;
+	uint32_t n, n_emit = 0;
+
+	roce_st32(reth + 12, len);
+	n = rm_build(f, &d->up[cl], ROCE_RC_READ_REQUEST, cpsn, true, reth, 16, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, n, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_request(d->r, f, &n, sizeof(f), &p, false, 1, emit, 8,
+					  &n_emit), REMAP_MODIFIED);
+	ck_assert_int_eq(roce_parse(f, n, &p), ROCE_OK);
+	return p.psn;
+}
+
+/* A response of opcode at lane PSN lpsn (to the lane's owner, client 0)
+ * with plen bytes of payload; the verdict, the frames emitted in *n_emit
+ * and whether any of them (or the frame) went to client cl's QP. */
+static enum remap_verdict
+dr_lane_resp(struct dr *d, uint8_t opcode, uint32_t lpsn, uint32_t plen, int cl,
+	     bool *to_cl)
+{
+	static const uint8_t data[1024];
+	uint8_t f[1200], aeth[4] = { 0x1f, 0, 0, 9 };
+	const bool has_aeth = opcode != ROCE_RC_READ_RESPONSE_MIDDLE;
+	struct remap_emit emit[8];
+	struct roce_pkt p;
+	uint32_t n, n_emit = 0;
+	enum remap_verdict v;
+
+	n = rm_build(f, &d->down[0], opcode, lpsn, false, has_aeth ? aeth : NULL,
+		     has_aeth ? 4 : 0, data, plen);
+	ck_assert_int_eq(roce_parse(f, n, &p), ROCE_OK);
+	v = remap_on_response(d->r, f, &n, sizeof(f), &p, false, 1, emit, 8, &n_emit);
+	*to_cl = false;
+	if (v == REMAP_MODIFIED) {
+		ck_assert_int_eq(roce_parse(f, n, &p), ROCE_OK);
+		*to_cl |= p.qpn == d->down[cl].dest_qpn;
+	}
+	for (uint32_t i = 0; i < n_emit; i++) {
+		ck_assert_int_eq(roce_parse(emit[i].buf, emit[i].len, &p), ROCE_OK);
+		*to_cl |= p.qpn == d->down[cl].dest_qpn;
+	}
+	return v;
+}
+
+/*
+ * What a span counted short does next.  [atomic] pmtu 4096 on a path of
+ * MTU 1024: client 1's 4 KB READ takes one lane PSN, the WRITEs of
+ * clients 2 and 0 the next three.  The server's QP expects L + 4 after
+ * the READ, takes them for duplicates (not executed) and ACKs them with
+ * its latest PSN, L + 3 (rxe's duplicate_request).  That ACK must not
+ * tell client 2 its WRITE was done.  The READ's first packet (1024
+ * bytes, the path MTU) gives it away: the lane closes (its clients are
+ * told), and spans are counted in 1024 from then on.  (Fails before: the
+ * ACK acknowledged client 2's WRITE, which never ran.)
+ */
+START_TEST(t_read_span_short_closes_lane)
+{
+	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
+				   .keep_conns = true };
+	struct dr d = { 0 };
+	struct roce_pkt q;
+	uint32_t l1;
+	bool to2;
+
+	dr_three_bound(&d, &sv);
+	l1 = dr_read(&d, 1, 502, 4096);
+	ck_assert_int_eq(dr_frame(&d, true, 2, 702, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.psn, roce_psn_add(l1, 1));
+	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, &q), REMAP_MODIFIED);
+	ck_assert_int_eq(dr_frame(&d, true, 2, 703, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.psn, roce_psn_add(l1, 3));
+	ck_assert_int_eq(dr_lane_resp(&d, ROCE_RC_READ_RESPONSE_FIRST, l1, 1024, 1, &to2),
+			 REMAP_DROP);
+	/* the server's ACK of the duplicates */
+	dr_lane_resp(&d, ROCE_RC_ACKNOWLEDGE, roce_psn_add(l1, 3), 0, 2, &to2);
+	ck_assert_msg(!to2, "client 2 acknowledged for a WRITE the server never ran");
+	ck_assert_uint_eq(R2(d.r)->read_span_mismatch, 1);
+	ck_assert_uint_eq(R2(d.r)->pmtu_learned, 1);
+	ck_assert_uint_eq(R2(d.r)->lanes_closed, 1);
+	dr_free(&d);
+}
+END_TEST
+
+/*
+ * The path MTU from a multi-packet WRITE, before any READ needs it: a
+ * WRITE_FIRST to the server carries 1024 bytes, so client 1's 4 KB READ
+ * then takes four lane PSNs, and client 2's next request the fifth.
+ * Likewise from a READ response's FIRST packet of a connection on its
+ * own QP.  A LAST packet, or one with a bad ICRC, teaches nothing.
+ */
+START_TEST(t_pmtu_learned_from_frames)
+{
+	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
+				   .keep_conns = true };
+	static const uint8_t data[1024];
+	uint8_t f[1200], reth[16] = { 0 };
+	struct remap_emit emit[8];
+	struct dr d = { 0 };
+	struct roce_pkt p, q;
+	uint32_t n, n_emit = 0, l1;
+
+	dr_three_bound(&d, &sv);
+	/* a LAST of 512 bytes teaches nothing; a FIRST with a bad ICRC
+	 * neither */
+	roce_st32(reth + 12, 1536);
+	n = rm_build(f, &d.up[0], ROCE_RC_WRITE_FIRST, 102, false, reth, 16, data, 1024);
+	f[n - 1] ^= 1;
+	ck_assert_int_eq(roce_parse(f, n, &p), ROCE_OK);
+	remap_on_request(d.r, f, &n, sizeof(f), &p, false, 1, emit, 8, &n_emit);
+	ck_assert_uint_eq(R2(d.r)->pmtu_learned, 0);
+	n = rm_build(f, &d.up[0], ROCE_RC_WRITE_FIRST, 102, false, reth, 16, data, 1024);
+	ck_assert_int_eq(roce_parse(f, n, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_request(d.r, f, &n, sizeof(f), &p, false, 1, emit, 8,
+					  &n_emit), REMAP_MODIFIED);
+	ck_assert_uint_eq(R2(d.r)->pmtu_learned, 1);
+	n = rm_build(f, &d.up[0], ROCE_RC_WRITE_LAST, 103, true, NULL, 0, data, 512);
+	ck_assert_int_eq(roce_parse(f, n, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_request(d.r, f, &n, sizeof(f), &p, false, 1, emit, 8,
+					  &n_emit), REMAP_MODIFIED);
+	ck_assert_uint_eq(R2(d.r)->pmtu_learned, 1);
+	l1 = dr_read(&d, 1, 502, 4096);
+	ck_assert_int_eq(dr_frame(&d, true, 2, 702, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.psn, roce_psn_add(l1, 4));
 	dr_free(&d);
 }
 END_TEST
@@ -1906,6 +2040,8 @@ remap_suite(void)
 	tcase_add_test(tc, t_fatal_nak_moves_twice);
 	tcase_add_test(tc, t_fatal_nak_read_answer_lost);
 	tcase_add_test(tc, t_read_span_mismatch);
+	tcase_add_test(tc, t_read_span_short_closes_lane);
+	tcase_add_test(tc, t_pmtu_learned_from_frames);
 	tcase_add_loop_test(tc, t_fatal_nak_closed_loop, 0, 4);
 	tcase_add_test(tc, t_owner_disconnect_keeps_lane);
 	tcase_add_test(tc, t_rider_new_life);
