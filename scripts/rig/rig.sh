@@ -20,6 +20,7 @@
 #   up [--path swordd|bridge] [--accel on|off]
 #                              create the netns, start the path, boot both guests
 #   path swordd|bridge|none [--accel on|off] [--remap on|off] [--label NAME] [--pcap]
+#        [--set KEY=VALUE]...   (swordd's config, after the rig's own)
 #                              replace the path between the taps while the guests run;
 #                              stopping swordd writes its final counters to
 #                              $RIG_RUN/stats/NAME.json (--pcap: and what it sent
@@ -49,6 +50,7 @@
 # cpio zstd iproute2 ethtool.  Only Debian packages are used;
 # the kernel is `apt-get download`ed and unpacked, never installed.
 set -euo pipefail
+PATH_SETS=()   # swordd --set KEY=VALUE of the path being started (cmd_path)
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 here=$top/scripts/rig
@@ -305,7 +307,8 @@ path_stop() {
 	rm -f "$RUN/path"
 }
 
-# path_start swordd|bridge|none ACCEL LABEL [PCAP] [REMAP]
+# path_start swordd|bridge|none ACCEL LABEL [PCAP] [REMAP]; swordd also
+# gets PATH_SETS (cmd_path's --set KEY=VALUE, after the rig's own)
 path_start() {
 	local path=$1 accel=$2 label=$3 pcap=${4:-0} remap=${5:-off} pcap_args=()
 	path_stop
@@ -347,7 +350,8 @@ path_start() {
 			-- --mode two-port -c "$RUN/swordd.conf" \
 			--set "features.atomic_replacement=$accel" \
 			--set "features.remapping=$remap" --set remap.start_holdoff_ms=0 "${holdoff[@]}" \
-			--stats-json "$RUN/stats/$label.json" "${pcap_args[@]}" ${RIG_SWORDD_ARGS:-} \
+			--stats-json "$RUN/stats/$label.json" "${pcap_args[@]}" "${PATH_SETS[@]}" \
+			${RIG_SWORDD_ARGS:-} \
 			> "$RUN/logs/swordd-$label.log" 2>&1 &
 		echo $! > "$RUN/swordd.pid"
 		# Ready when it says so ("swordd: running ..."), after EAL and ports.
@@ -479,10 +483,12 @@ cmd_path() {
 	local path=${1:-}; shift || true
 	local accel=off label pcap=0 remap=off
 	label=$path-$(date +%H%M%S)
+	PATH_SETS=()
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--accel) accel=$2; shift ;;
 		--remap) remap=$2; shift ;;
+		--set) PATH_SETS+=(--set "$2"); shift ;;
 		--pcap) pcap=1 ;;
 		--label) label=$2; shift ;;
 		*) die "path: unknown option $1" ;;
