@@ -320,9 +320,9 @@ replay_rewritten(struct ser *s, struct ser_conn *sc, struct ser_stub *st,
  * PSN after it left says the server has processed it (RC order): the
  * stub holds the words busy until then, and the word is relearned after
  * (S4: it may have run).  The one response that could cover it sooner is
- * one the server sent before it (a spurious retransmission's original
- * answers, harmless: no new life), or one of an old life, which would
- * have had to outlive the re-creation of both QPs on its way.  If no
+ * one the server sent before it: an answer to a later request of the same
+ * life (harmless: then it is no new life), or one of an old life, which
+ * would have had to outlive the re-creation of both QPs on its way.  If no
  * response ever comes, the connection's end or the stub's reuse hands
  * the hold to time (S7).  Before, the words were held by time at once:
  * each spurious retransmission kept its word from being decided for the
