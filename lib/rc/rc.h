@@ -324,6 +324,7 @@ struct rc_cm_msg {
 	uint32_t starting_psn;    /* REQ, REP */
 	uint32_t remote_qpn;      /* DREQ */
 	uint8_t responder_resources, initiator_depth;
+	uint16_t path_mtu;        /* REQ: bytes (256..4096), 0 if not a valid code */
 };
 /* 0 on success, -1 if the frame is not a well-formed CM MAD. */
 int rc_cm_parse(const uint8_t *frame, const struct roce_pkt *p,

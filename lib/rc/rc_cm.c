@@ -68,6 +68,9 @@ rc_cm_parse(const uint8_t *frame, const struct roce_pkt *p, struct rc_cm_msg *m)
 		m->responder_resources = mad[59];
 		m->initiator_depth = mad[63];
 		m->starting_psn = ld24(mad + 68);
+		/* Path Packet Payload MTU, the high nibble: 1..5 = 256..4096 */
+		if ((mad[74] >> 4) >= 1 && (mad[74] >> 4) <= 5)
+			m->path_mtu = (uint16_t)(128u << (mad[74] >> 4));
 		break;
 	case ATTR_REP:
 		m->kind = RC_CM_REP;

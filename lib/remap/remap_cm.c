@@ -108,6 +108,25 @@ hold_dreq(struct remap *r, struct rmp_lane *l, const uint8_t *f, const struct ro
 	return REMAP_DROP;
 }
 
+/*
+ * A connection's REQ says its path MTU (Path Packet Payload MTU): READ
+ * spans on the server's lanes are counted in it before any READ needs
+ * it.  Only a verified REQ of a connection with a managed server.
+ */
+static void
+learn_pmtu_from_req(struct remap *r, uint8_t *f, const struct roce_pkt *p, bool to_server)
+{
+	struct rc_cm_msg m;
+	int server;
+
+	if (p->ip_version != 4 || !(p->oi->flags & ROCE_F_UD) || rc_cm_parse(f, p, &m) != 0 ||
+	    m.kind != RC_CM_REQ || m.path_mtu == 0 ||
+	    (server = rmp_server_of(r, to_server ? p->dst_ip4 : p->src_ip4)) < 0 ||
+	    r->servers[server].pmtu == m.path_mtu || !roce_icrc_verify(f, p))
+		return;
+	rmp_set_pmtu(r, (uint32_t)server, m.path_mtu);
+}
+
 enum remap_verdict
 rmp_on_cm(struct remap *r, uint8_t *f, const struct roce_pkt *p, bool to_server,
 	  uint64_t now, struct remap_emit *emit, uint32_t emit_cap, uint32_t *n_emit)
@@ -115,6 +134,7 @@ rmp_on_cm(struct remap *r, uint8_t *f, const struct roce_pkt *p, bool to_server,
 	struct rc_cm_msg m;
 	struct rmp_lane *l;
 
+	learn_pmtu_from_req(r, f, p, to_server);
 	/* the table learns first: an owner's DREQ ends its connection, and
 	 * conn_end keeps its lane (or closes it) before the frame is looked at */
 	rmp_keep_cm(r, f, p, now);

@@ -99,7 +99,15 @@ rmp_learn_pmtu(struct remap *r, uint32_t server, uint8_t *f, const struct roce_p
 	/* only what its sender sent teaches (I8) */
 	if (!*icrc_ok && !(*icrc_ok = roce_icrc_verify(f, p)))
 		return;
-	r->servers[server].pmtu = m;
+	rmp_set_pmtu(r, server, m);
+}
+
+void
+rmp_set_pmtu(struct remap *r, uint32_t server, uint32_t pmtu)
+{
+	if (r->servers[server].pmtu == pmtu)
+		return;
+	r->servers[server].pmtu = pmtu;
 	r->c.pmtu_learned++;
 }
 

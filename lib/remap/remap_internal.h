@@ -356,6 +356,8 @@ rmp_span(const struct remap *r, uint32_t server, const uint8_t *f, const struct 
 void rmp_learn_pmtu(struct remap *r, uint32_t server, uint8_t *f, const struct roce_pkt *p,
 		    bool *icrc_ok);
 void rmp_pmtu_too_small(struct remap *r, uint32_t server);
+/* ... and the one a verified CM REQ of a connection with server says. */
+void rmp_set_pmtu(struct remap *r, uint32_t server, uint32_t pmtu);
 
 /* The managed server a request (to it) or response (from it) of an RC
  * connection belongs to, else -1 (passed). */

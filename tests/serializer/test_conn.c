@@ -986,11 +986,12 @@ START_TEST(t_cm_fields_vs_tshark)
 		 "-e infiniband.cm.rep.remotecommid -e infiniband.cm.rep.localqpn "
 		 "-e infiniband.cm.rep.startpsn -e infiniband.cm.rep.respres "
 		 "-e infiniband.cm.rep.initdepth -e infiniband.cm.dreq.remotecommid "
-		 "-e infiniband.cm.req.remoteqpneecn 2>/dev/null", path);
+		 "-e infiniband.cm.req.remoteqpneecn -e infiniband.cm.req.pppmtu 2>/dev/null",
+		 path);
 	tp = popen(cmd, "r");
 	ck_assert_ptr_nonnull(tp);
 	while (fgets(line, sizeof(line), tp)) {
-		unsigned long v[12] = { 0 };
+		unsigned long v[13] = { 0 };
 		char *tok = line;
 		uint8_t buf[2048];
 		uint32_t len;
@@ -999,7 +1000,7 @@ START_TEST(t_cm_fields_vs_tshark)
 		int k = 0;
 
 		/* empty fields are kept: split on every comma */
-		for (char *c = line; k < 12; c++) {
+		for (char *c = line; k < 13; c++) {
 			if (*c == ',' || *c == '\n' || *c == 0) {
 				char e = *c;
 
@@ -1020,6 +1021,9 @@ START_TEST(t_cm_fields_vs_tshark)
 			ck_assert_uint_eq(m.starting_psn, v[2]);
 			ck_assert_uint_eq(m.responder_resources, v[3]);
 			ck_assert_uint_eq(m.initiator_depth, v[4]);
+			/* IBTA's MTU code: 1..5 = 256..4096 bytes */
+			ck_assert_uint_ge(v[12], 1);
+			ck_assert_uint_eq(m.path_mtu, 128u << v[12]);
 		} else if (v[0] == 7) {
 			ck_assert_int_eq(m.kind, RC_CM_REP);
 			ck_assert_uint_eq(m.remote_comm_id, v[5]);
@@ -1036,6 +1040,46 @@ START_TEST(t_cm_fields_vs_tshark)
 	}
 	ck_assert_int_eq(pclose(tp), 0);
 	ck_assert_int_eq(n, 3);
+}
+END_TEST
+
+/* The path MTU a connection's REQ carries (the capture's: code 3, 1024
+ * bytes, which tshark shows) is what remapping counts READ spans in for
+ * that server from then on, not [atomic] pmtu (4096 here); a REQ whose
+ * ICRC fails teaches nothing. */
+START_TEST(t_cm_req_path_mtu_teaches_remap)
+{
+	const char *dir = getenv("CAPTURES_DIR");
+	const struct remap_server sv = { .ip = CAP_SERVER, .lanes = 1, .keep_conns = true };
+	struct rc_table *rc = rc_create(&(struct rc_params){ .max_conns = 16 });
+	struct remap *r;
+	struct remap_lane_info li;
+	struct remap_emit emit[4];
+	uint8_t buf[2048];
+	char path[512];
+	struct roce_pkt p;
+	uint32_t len, n_emit;
+
+	ck_assert_ptr_nonnull(dir);
+	ck_assert_ptr_nonnull(rc);
+	r = remap_create(&(struct remap_params){ .servers = &sv, .n_servers = 1, .rc = rc });
+	ck_assert_ptr_nonnull(r);
+	snprintf(path, sizeof(path), "%s/rcuckoo-connectx.pcap", dir);
+	len = cap_frame(path, 6, buf, sizeof(buf));
+	buf[len - 5] ^= 1;          /* the ICRC */
+	ck_assert_int_eq(roce_parse(buf, len, &p), ROCE_OK);
+	remap_on_request(r, buf, &len, sizeof(buf), &p, false, 1, emit, 4, &n_emit);
+	ck_assert_int_eq(remap_lane_info(r, CAP_SERVER, 0, &li), 0);
+	ck_assert_uint_eq(li.pmtu, 4096);
+	ck_assert_uint_eq(remap_counters(r)->pmtu_learned, 0);
+	len = cap_frame(path, 6, buf, sizeof(buf));
+	ck_assert_int_eq(roce_parse(buf, len, &p), ROCE_OK);
+	remap_on_request(r, buf, &len, sizeof(buf), &p, false, 1, emit, 4, &n_emit);
+	ck_assert_int_eq(remap_lane_info(r, CAP_SERVER, 0, &li), 0);
+	ck_assert_uint_eq(li.pmtu, 1024);
+	ck_assert_uint_eq(remap_counters(r)->pmtu_learned, 1);
+	remap_destroy(r);
+	rc_destroy(rc);
 }
 END_TEST
 
@@ -1165,6 +1209,7 @@ conn_suite(void)
 	tcase_add_test(tc, t_rc_find_req_last_answer);
 	tcase_add_test(tc, t_rc_find_resp_last_answer);
 	tcase_add_test(tc, t_cm_fields_vs_tshark);
+	tcase_add_test(tc, t_cm_req_path_mtu_teaches_remap);
 	tcase_add_test(tc, t_cm_drep_vs_connectx);
 	tcase_add_test(tc, t_cm_reconnect_new_incarnation);
 	suite_add_tcase(su, tc);
