@@ -417,15 +417,19 @@ snap_same_free(struct snap *n, const uint8_t *f, uint32_t len)
 /* ------------------------------------------------------------------ */
 /* I2 on a lane, from what left swordd */
 
+/* A READ's lane PSNs, in the path MTU remapping counts that server's
+ * spans in at the moment (it learns it from frames: lib/remap README; its
+ * tests judge the learning, this judges the lane's PSNs given it). */
 static uint32_t
 span_of(const uint8_t *f, const struct roce_pkt *p)
 {
-	uint32_t dlen;
+	int s = rmp_server_of(W.r, p->dst_ip4);
+	uint32_t dlen, pmtu = s >= 0 ? W.r->servers[s].pmtu : W.rprm.pmtu;
 
 	if (p->opcode != ROCE_RC_READ_REQUEST)
 		return 1;
 	dlen = roce_ld32(f + p->bth_off + ROCE_BTH_LEN + 12);
-	return dlen ? (dlen + W.rprm.pmtu - 1) / W.rprm.pmtu : 1;
+	return dlen ? (dlen + pmtu - 1) / pmtu : 1;
 }
 
 /* The log of lane k, started afresh when the lane has a new life. */
