@@ -243,6 +243,8 @@ remapping = $remap
 [remap]
 lanes = 1
 start_holdoff_ms = 0
+; the demo's clients exchange QPNs out of band and never re-create a QP
+out_of_band = on
 EOF
 	netns_create "$ns_c"
 	netns_create "$ns_s"

@@ -97,6 +97,18 @@ struct remap_params {
 	 * after every stage (swordd's worker: sword_fn_ctx.resign_due).
 	 * Frames remap builds (emit) are always signed. */
 	bool defer_resign;
+	/*
+	 * Also remap connections the RDMA CM did not set up (QPNs and PSNs
+	 * exchanged out of band, identified on lib/rc's evidence).  Off by
+	 * default: such a QP re-created with its old QPN and PSNs starts a
+	 * new life the wire does not show until a request differs from the
+	 * old life's at its PSN, and until then the lane takes its requests
+	 * for retransmissions (a WRITE acknowledged as a duplicate and never
+	 * run, an atomic answered with the old life's result).  Only for
+	 * deployments that never re-create a QP with the QPN of one swordd
+	 * may still know (README "Limits").
+	 */
+	bool out_of_band;
 	/* Tests only: every frame through the general steps, none through
 	 * the common-case paths (remap_request_fast, remap_response_fast:
 	 * they decline every frame), so that a harness can run a script both ways and
@@ -152,6 +164,9 @@ struct remap_emit {
 	X(dead_lane_dropped) /* request of a client on a closed lane */       \
 	X(dead_lane_told)    /* its client told (NAK remote operational error) */ \
 	X(unbound_direct)    /* request of a connection not (yet) on a lane */ \
+	/* connections set up out of band (no RDMA CM seen) left on their \
+	 * own QP: remap_params.out_of_band is off */                      \
+	X(out_of_band_direct)                                             \
 	X(start_held)        /* frame of a connection from before a restart */ \
 	X(before_binding)    /* bound connection's PSN from before its binding */ \
 	X(resp_seen)                                                          \

@@ -92,6 +92,10 @@ fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 	prm.start_holdoff_tsc = (uint64_t)cfg->remap.start_holdoff_ms * rte_get_tsc_hz() / 1000;
 	prm.resend_timeout_tsc = rte_get_tsc_hz() / 10;
 	prm.stream_quiet_tsc = (uint64_t)cfg->remap.stream_quiet_us * rte_get_tsc_hz() / 1000000;
+	prm.out_of_band = cfg->remap.out_of_band;
+	if (!prm.out_of_band && w->id == sword_config_server_worker(cfg, 0))
+		SWORD_LOG(NOTICE, "remapping: only connections set up by the RDMA CM are remapped; "
+			  "others stay on their own server QP ([remap] out_of_band = off)");
 	prm.defer_resign = true;   /* the worker re-signs once (ctx->resign_due) */
 	if (prm.rc == NULL || (f->remap = remap_create(&prm)) == NULL) {
 		SWORD_LOG(ERR, "remapping: cannot create worker %u state: %s", w->id,

@@ -183,6 +183,7 @@ struct rmp_conn {
 	 * binding): a new life's start, unless a go-back-N reaches that far;
 	 * a later PSN whose reverse entry is gone is then a new life */
 	uint8_t initial_again;
+	uint8_t out_of_band;  /* never bound: set up without the CM (counted once) */
 	uint8_t stuck;        /* remap_move.c, within one move only */
 	uint32_t bind_psn;    /* first client PSN on the lane */
 	uint32_t next;        /* next client PSN expected on the lane */

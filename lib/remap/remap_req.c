@@ -556,6 +556,15 @@ req_direct(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
 	}
 	if (!fresh || rcn->two_sided)
 		return DIRECT_PASS;
+	if (!c->by_cm && !r->prm.out_of_band) {
+		/* its QPN may come back in a new life nothing on the wire
+		 * shows (remap_params.out_of_band): its own QP decides */
+		if (!rcn->out_of_band) {
+			rcn->out_of_band = 1;
+			r->c.out_of_band_direct++;
+		}
+		return DIRECT_PASS;
+	}
 	if (rmp_bind(r, c, rcn, server, f, p, now))
 		return DIRECT_BOUND;
 	if (roce_psn_diff(p->psn, c->una) > 0 && rmp_drain_start(r, c, rcn, server, f, p)) {

@@ -136,7 +136,9 @@ enum sword_mode {
 	X(start_holdoff_ms, UINT, uint32_t, start_holdoff_ms, 0, 3600000, "10000", 0, \
 	  "after a start, frames of connections not set up by the RDMA CM since are dropped this long") \
 	X(stream_quiet_us, UINT, uint32_t, stream_quiet_us, 0, 1000000, "1000", 0, \
-	  "a client streaming multi-packet messages keeps its turn on a lane until quiet this long (0 = off)")
+	  "a client streaming multi-packet messages keeps its turn on a lane until quiet this long (0 = off)") \
+	X(out_of_band, BOOL, bool, out_of_band, 0, 1, "off", 0, \
+	  "also remap connections set up without the RDMA CM: only where no QP is re-created with a QPN swordd may still know")
 
 /* [clover] (lib/clover's per-worker tables) */
 #define SWORD_KEYS_CLOVER(X) \

@@ -327,6 +327,10 @@ path_start() {
 		# hold-off either, or QPs that finish within its 1 s are never
 		# paired by evidence, hence never bound
 		[ "$remap" = on ] && holdoff=(--set atomic.learn_holdoff_ms=0)
+		# the lock client and perftest without -R exchange QPNs out of
+		# band: remapped only with [remap] out_of_band (no remapped case
+		# re-creates a QP with a QPN swordd knows)
+		[ "$remap" = on ] && holdoff+=(--set remap.out_of_band=on)
 		write_swordd_conf
 		mkdir -p "$RUN/stats" "$RUN/logs"
 		rm -f "$RUN/stats/$label.json"

@@ -59,6 +59,9 @@ atomic_replacement = {accel}
 remapping = {remap}
 [remap]
 lanes = {lanes}
+; roce-peer exchanges QPNs out of band: without this nothing is remapped
+; (off is the shipped default; test_e2e.py --out-of-band off runs it)
+out_of_band = {oob}
 ; swordd starts before any RDMA traffic exists: no connection can have
 ; ridden a lane of an earlier run
 start_holdoff_ms = 0
@@ -76,7 +79,7 @@ class Topology:
     """Namespaces C and S joined through swordd (path='swordd') or a veth pair."""
 
     def __init__(self, path="swordd", accel=False, pcap=False, d=None, learn_holdoff_ms=0,
-                 remap=False, lanes=1):
+                 remap=False, lanes=1, out_of_band=True):
         self.d = d or t.tmpdir()
         tg = t.tag()
         self.ns_c, self.ns_s = "e2ec%s" % tg, "e2es%s" % tg
@@ -94,7 +97,8 @@ class Topology:
                 f.write(SWORDD_CONF.format(server_ip=SERVER_IP, holdoff=learn_holdoff_ms,
                                            accel="on" if accel else "off",
                                            remap="on" if remap else "off",
-                                           lanes=lanes))
+                                           lanes=lanes,
+                                           oob="on" if out_of_band else "off"))
         if path == "swordd":
             conf = self.conf
             self.sw = t.Swordd(["net_tap0,iface=%s" % self.if_c,
@@ -446,6 +450,17 @@ def server_qp_requests(pcap):
     for q in order:
         counts[q] = counts.get(q, 0) + 1
     return counts, order
+
+
+def check_not_remapped(st, connections):
+    """Remapping on with [remap] out_of_band off: connections set up out
+    of band (roce-peer's) stay on their own server QPs, each counted once
+    a life."""
+    t.check_eq(st.get("fn_remap_bound", 0), 0, "connections bound")
+    t.check_eq(st.get("fn_remap_lanes_opened", 0), 0, "lanes opened")
+    t.check(st.get("fn_remap_out_of_band_direct", 0) >= connections,
+            "out-of-band connections left direct: %d of %d" % (
+                st.get("fn_remap_out_of_band_direct", 0), connections))
 
 
 def check_remapped(pcap, st, connections, lanes):

@@ -211,6 +211,8 @@ setup(uint8_t h0, uint8_t h1)
 		.resend_timeout_tsc = (h1 & 0x40) ? 1000 : 0,
 		.stream_quiet_tsc = (h1 & 0x80) ? 1000 : 0,
 		.general_only = general_only,
+		/* the scripts' QPs are set up out of band (a few by CM) */
+		.out_of_band = true,
 	};
 	W.region = (struct ser_region){ .server_ip4 = fz_srv_ip[0], .rkey = FZ_RKEY,
 		.base = fz_region_base[0], .len = 8 * FZ_REGION_WORDS };

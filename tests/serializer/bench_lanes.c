@@ -271,8 +271,9 @@ config_load(struct side *s, bool remap)
 		"lock.l0.length=1024", "lock.l0.word_size=8",
 		"features.atomic_replacement=on", "atomic.learn_holdoff_ms=0",
 		"features.remapping=on", "remap.start_holdoff_ms=0", "remap.lanes=1",
+		"remap.out_of_band=on",   /* its QPs are set up out of band */
 	};
-	unsigned int n = remap ? RTE_DIM(sets) : RTE_DIM(sets) - 3;
+	unsigned int n = remap ? RTE_DIM(sets) : RTE_DIM(sets) - 4;
 	char err[256];
 
 	sword_config_defaults(&s->cfg);

@@ -68,7 +68,7 @@ setup(struct env *e)
 
 	e->rc = rc_create(&(struct rc_params){ .max_conns = 64 });
 	e->r = remap_create(&(struct remap_params){ .servers = &sv, .n_servers = 1,
-						   .rc = e->rc });
+						   .rc = e->rc, .out_of_band = true });
 	if (!e->rc || !e->r)
 		return -1;
 	for (int i = 0; i < NCL; i++) {

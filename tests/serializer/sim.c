@@ -192,7 +192,8 @@ sim_init_ex(struct sim *s, int ncl, bool with_ser, bool coalesce,
 		s->remap = remap_create(&(struct remap_params){ .servers = &s->rsrv,
 			.n_servers = 1, .rc = s->rc, .ring = 1024, .client_ring = 256,
 			.responder_resources = s->opts.responder_resources,
-			.stream_quiet_tsc = s->opts.stream_quiet });
+			.stream_quiet_tsc = s->opts.stream_quiet,
+			.out_of_band = !s->opts.cm_only });
 		if (s->remap == NULL)
 			return -1;
 	}

@@ -46,6 +46,10 @@ struct sim_opts {
 	uint16_t lanes;
 	uint32_t responder_resources; /* remapping's default (0: 16) */
 	uint64_t stream_quiet;        /* remap_params.stream_quiet_tsc (0: off) */
+	/* remapping binds only connections the RDMA CM set up
+	 * (remap_params.out_of_band off, swordd's default); the model's
+	 * QPs are set up out of band, so none binds */
+	bool cm_only;
 };
 
 /* I2 on a lane: who was sent at each lane PSN, from swordd's output. */

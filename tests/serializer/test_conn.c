@@ -1062,7 +1062,8 @@ START_TEST(t_cm_req_path_mtu_teaches_remap)
 
 	ck_assert_ptr_nonnull(dir);
 	ck_assert_ptr_nonnull(rc);
-	r = remap_create(&(struct remap_params){ .servers = &sv, .n_servers = 1, .rc = rc });
+	r = remap_create(&(struct remap_params){ .servers = &sv, .n_servers = 1, .rc = rc,
+						 .out_of_band = true });
 	ck_assert_ptr_nonnull(r);
 	snprintf(path, sizeof(path), "%s/rcuckoo-connectx.pcap", dir);
 	len = cap_frame(path, 6, buf, sizeof(buf));
@@ -1078,6 +1079,65 @@ START_TEST(t_cm_req_path_mtu_teaches_remap)
 	ck_assert_int_eq(remap_lane_info(r, CAP_SERVER, 0, &li), 0);
 	ck_assert_uint_eq(li.pmtu, 1024);
 	ck_assert_uint_eq(remap_counters(r)->pmtu_learned, 1);
+	remap_destroy(r);
+	rc_destroy(rc);
+}
+END_TEST
+
+/*
+ * [remap] out_of_band (remap_params.out_of_band) on the rig's capture of
+ * ib_read_lat over the RDMA CM (tests/captures/rdmacm-read-lat.pcap: a
+ * control QP of SENDs, a data QP of five READs, each set up by a CM
+ * REQ/REP/RTU), replayed through remapping in both directions.  _i: 0
+ * the capture as it is, out_of_band off (swordd's default): the data
+ * connection, identified by its CM exchange, binds; 1 without its CM
+ * frames, off: set up out of band as far as swordd can see, it stays on
+ * its own QP, counted once (a QP re-created with its QPN and PSNs would
+ * be a new life nothing shows); 2 without its CM frames, on: it binds
+ * (what swordd did before the key, for every connection).
+ */
+START_TEST(t_out_of_band_default)
+{
+	const char *dir = getenv("OWN_CAPTURES_DIR");
+	const struct remap_server sv = { .ip = RTE_BE32(0xc6120002), .lanes = 1,
+					 .keep_conns = true };
+	struct rc_table *rc = rc_create(&(struct rc_params){ .max_conns = 16 });
+	const struct remap_counters *rcnt;
+	struct remap_emit emit[4];
+	struct remap *r;
+	uint8_t buf[2048];
+	char path[512];
+	uint32_t n_emit, n_frames = 0;
+
+	ck_assert_ptr_nonnull(dir);
+	ck_assert_ptr_nonnull(rc);
+	r = remap_create(&(struct remap_params){ .servers = &sv, .n_servers = 1, .rc = rc,
+						 .out_of_band = _i == 2 });
+	ck_assert_ptr_nonnull(r);
+	snprintf(path, sizeof(path), "%s/rdmacm-read-lat.pcap", dir);
+	for (int n = 1; n <= 65; n++) {
+		uint32_t len = cap_frame(path, n, buf, sizeof(buf));
+		struct roce_pkt p;
+
+		ck_assert_uint_gt(len, 0);
+		ck_assert_int_eq(roce_parse(buf, len, &p), ROCE_OK);
+		if (_i != 0 && rc_cm_is_cm(buf, &p))
+			continue;
+		if (p.dst_ip4 == sv.ip)
+			remap_on_request(r, buf, &len, sizeof(buf), &p, false, (uint64_t)n,
+					 emit, 4, &n_emit);
+		else
+			remap_on_response(r, buf, &len, sizeof(buf), &p, false, (uint64_t)n,
+					  emit, 4, &n_emit);
+		n_frames++;
+	}
+	ck_assert_uint_eq(n_frames, _i == 0 ? 65 : 54);   /* 11 CM MADs */
+	rcnt = remap_counters(r);
+	/* the control QP's 11 SENDs: never bound, whatever the key */
+	ck_assert_uint_eq(rcnt->two_sided_direct, 11);
+	ck_assert_uint_eq(rcnt->bound, _i == 1 ? 0 : 1);
+	ck_assert_uint_eq(rcnt->lanes_opened, _i == 1 ? 0 : 1);
+	ck_assert_uint_eq(rcnt->out_of_band_direct, _i == 1 ? 1 : 0);
 	remap_destroy(r);
 	rc_destroy(rc);
 }
@@ -1210,6 +1270,7 @@ conn_suite(void)
 	tcase_add_test(tc, t_rc_find_resp_last_answer);
 	tcase_add_test(tc, t_cm_fields_vs_tshark);
 	tcase_add_test(tc, t_cm_req_path_mtu_teaches_remap);
+	tcase_add_loop_test(tc, t_out_of_band_default, 0, 3);
 	tcase_add_test(tc, t_cm_drep_vs_connectx);
 	tcase_add_test(tc, t_cm_reconnect_new_incarnation);
 	suite_add_tcase(su, tc);

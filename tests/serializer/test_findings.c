@@ -270,7 +270,7 @@ rmp_new_rr(struct rmp_world *w, uint32_t rr)
 	w->srv = (struct remap_server){ .ip = SRV, .lanes = 1, .keep_conns = true };
 	w->r = remap_create(&(struct remap_params){ .servers = &w->srv, .n_servers = 1,
 						    .rc = w->rc, .ring = 64, .pmtu = 1024,
-						    .responder_resources = rr });
+						    .responder_resources = rr, .out_of_band = true });
 	ck_assert_ptr_nonnull(w->r);
 }
 

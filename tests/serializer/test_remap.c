@@ -742,7 +742,8 @@ START_TEST(t_restart)
 	ck_assert_int_ge(owner, 0);
 	/* swordd restarts: state gone, a hold-off of 1000 time units (_i=0) */
 	prm = (struct remap_params){ .servers = &s.rsrv, .n_servers = 1, .rc = s.rc,
-				     .ring = 1024, .start_holdoff_tsc = _i ? 0 : 1000 };
+				     .ring = 1024, .start_holdoff_tsc = _i ? 0 : 1000,
+				     .out_of_band = true };
 	remap_destroy(s.remap);
 	rc_reset(s.rc);
 	s.remap = remap_create(&prm);
@@ -887,7 +888,8 @@ dr_open_with(struct dr *d, struct remap_server *sv, bool general)
 
 	d->rc = rc_create(&(struct rc_params){ .max_conns = 16 });
 	d->r = remap_create(&(struct remap_params){ .servers = sv, .n_servers = 1,
-						    .rc = d->rc, .general_only = general });
+						    .rc = d->rc, .general_only = general,
+						    .out_of_band = true });
 	ck_assert(d->rc != NULL && d->r != NULL);
 	for (int i = 0; i < 3; i++) {
 		d->up[i] = (struct rm_addr){ .src_mac = { 2, 0, 0, 0, 0, (uint8_t)(i + 1) },
