@@ -45,6 +45,9 @@ packages=(
 	clang libbpf-dev libxdp-dev bpftool librte-net-af-xdp23
 	# swordd: sd_notify readiness (libsystemd), the man page (scdoc)
 	libsystemd-dev scdoc
+	# the Debian packages (debian/, tests/daemon/test_deb.py): dpkg-buildpackage
+	# and dh; man to read the installed pages
+	debhelper dpkg-dev man-db
 	# the fuzz suite (tests/fuzz, scripts/fuzz.sh): libFuzzer from clang 14
 	# (its runtime is in libclang-rt-14-dev), zlib for the harnesses' ICRC
 	clang-14 libfuzzer-14-dev libclang-rt-14-dev zlib1g-dev

@@ -40,6 +40,7 @@
 #include "sword_daemon.h"
 #include "sword_log.h"
 #include "sword_version.h"
+#include "xdp_steer.h"
 
 /*
  * After rte_eal_init every message goes through rte_log: "swordd" for the
@@ -467,6 +468,7 @@ reload_config(struct sword_daemon *d)
 			     sword_config_hash(&d->cfg));
 	}
 	free(next);
+	swordd_xdp_steer(d);
 	sd_notifyf(0, "READY=1\nSTATUS=forwarding, config hash %016" PRIx64,
 		   sword_config_hash(&d->cfg));
 }
@@ -630,6 +632,9 @@ main(int argc, char **argv)
 	if (sword_telemetry_register(d) != 0 || ser_telemetry_register(d) != 0)
 		LOG(WARNING, "telemetry commands not registered");
 
+	/* before READY: an AF_XDP port with sword's program receives nothing
+	 * until its server map is filled */
+	swordd_xdp_steer(d);
 	wait_links(d, cfg.link_wait_ms);
 
 	/* on the lcores sword_daemon_setup placed each worker's memory for */

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """
 swordd as an operator installs and runs it: `meson install` into a scratch
-DESTDIR puts the binary, the systemd unit, the documented configs and the
-man page in place; swordd started the way the installed unit starts it
+DESTDIR puts the binaries (not the test endpoints), the systemd units, the
+documented configs and the man pages in place; swordd started the way the installed unit starts it
 (its ExecStart, with test EAL arguments in SWORDD_EAL_ARGS, on the installed
 config) sends READY=1 on the NOTIFY_SOCKET this test opens (the
 sd_notify(3) protocol systemd uses; systemd itself may not run in a
@@ -155,8 +155,19 @@ def body():
     dest = os.path.join(d, "destdir")
     t.sh(["meson", "install", "-C", build, "--no-rebuild", "--quiet", "--destdir", dest])
 
-    swordd = installed(dest, "bin/swordd")
+    swordd = installed(dest, "sbin/swordd")
+    installed(dest, "bin/sword-openflow")
     unit = installed(dest, "swordd.service")
+    installed(dest, "sword-prometheus.service")
+    installed(dest, "man1/sword-openflow.1")
+    if os.environ.get("SWORD_XDP_PROG"):     # built (clang, libbpf)
+        installed(dest, "sbin/sword-xdp-servers")
+        installed(dest, "sword/sword_xdp.bpf.o")
+        installed(dest, "man8/sword-xdp-servers.8")
+    # test endpoints stay out of an install (-Dinstall_test_tools=true)
+    for tool in ("roce-peer", "sword-lock-client", "sword-mem-server"):
+        t.check(not glob.glob(os.path.join(dest, "**", tool), recursive=True),
+                "meson install installed the test endpoint %s" % tool)
     conf = installed(dest, "sword/swordd.conf")
     installed(dest, "sword/clover.conf")
     exporter = installed(dest, "sword/sword_exporter.py")

@@ -9,7 +9,11 @@ host whose NICs carry both swordd's RoCE and the host's own traffic.
                                  net_af_xdp, xdp_prog=sword_xdp.bpf.o
   netns S (198.18.0.2) --veth-- [h1]
 
-Checks: the lock workload with acceleration passes through swordd (0
+Checks: swordd fills the program's server map itself (no sword-xdp-servers
+by hand: each interface's map holds exactly the managed server, and swordd
+logs how many it put there); the map emptied behind its back (by
+sword-xdp-servers with a config without servers) is filled again on
+SIGHUP; the lock workload with acceleration then passes through swordd (0
 violations, memory equals the clients' critical sections; swordd's RoCE
 frames are exactly the endpoints'); ping, a TCP connection and a UDP
 datagram to port 4791 from C to the host's own address (not a managed
@@ -20,8 +24,12 @@ Needs root, clang/libbpf (the program) and the net_af_xdp PMD; exits 77
 (a failure for scripts/test.sh) without them.
 """
 
+import json
 import os
 import re
+import signal
+import socket
+import struct
 import subprocess
 import sys
 
@@ -51,6 +59,28 @@ def veth_between(ns_a, if_a, ns_b, if_b):
         # TCP checksums left to an offload do not survive the copy into an
         # XDP buffer on veth
         t.sh(["ip", "netns", "exec", ns, "ethtool", "-K", ifn, "tx", "off"], check_rc=False)
+
+
+def steering_map(ns, ifname):
+    """{server IPv4: RoCE UDP port} in the sword_servers map of the program
+    attached to ifname, found through the program's id (map names are not
+    unique: other XDP programs may run on this machine)."""
+    link = t.sh(["ip", "-n", ns, "link", "show", "dev", ifname]).stdout
+    m = re.search(r"prog/xdp id (\d+)", link)
+    t.check(m, "no XDP program on %s: %s" % (ifname, link))
+    prog = json.loads(t.sh(["bpftool", "-j", "prog", "show", "id", m.group(1)]).stdout)
+    for map_id in prog.get("map_ids", []):
+        info = json.loads(t.sh(["bpftool", "-j", "map", "show", "id", str(map_id)]).stdout)
+        if info.get("name") != "sword_servers":
+            continue
+        out = {}
+        for e in json.loads(t.sh(["bpftool", "-j", "map", "dump", "id", str(map_id)]).stdout):
+            # without BTF formatting: keys and values as lists of hex bytes
+            key = bytes(int(b, 16) for b in e["key"])
+            val = bytes(int(b, 16) for b in e["value"])
+            out[socket.inet_ntoa(key)] = struct.unpack("=H", val)[0]
+        return out
+    raise t.TestFailure("no sword_servers map in XDP program %s on %s" % (m.group(1), ifname))
 
 
 def require_xdp():
@@ -115,8 +145,30 @@ def body():
         link = t.sh(["ip", "-n", ns_h, "link", "show", "dev", ifn]).stdout
         t.check(re.search(r"prog/xdp id \d+ name sword_xdp", link),
                 "sword_xdp not attached to %s: %s" % (ifn, link))
-    r = t.sh(t.in_ns(ns_h, [tool, "-c", conf, "--iface", if_h0, "--iface", if_h1]))
+    # swordd filled both programs' server maps from its config at start
+    want = {tor.SERVER_IPS[0]: 4791}
+    for ifn in (if_h0, if_h1):
+        t.check_eq(steering_map(ns_h, ifn), want, "sword_servers on %s after start" % ifn)
+        t.check("XDP steering on %s: 1 managed server(s)" % ifn in sw.stdout() + sw.stderr(),
+                "swordd did not log the XDP steering of %s" % ifn)
+
+    # emptied behind swordd's back (the by-hand tool, a config without
+    # servers): SIGHUP fills it again
+    empty = os.path.join(d, "no-servers.conf")
+    with open(empty, "w") as f:
+        f.write(tor.SWORDD_CONF.format(mode="two-port", server_port="server = 1\n",
+                                       accel="off", servers=""))
+    r = t.sh(t.in_ns(ns_h, [tool, "-c", empty, "--iface", if_h0, "--iface", if_h1]))
     t.log(r.stdout.strip())
+    for ifn in (if_h0, if_h1):
+        t.check_eq(steering_map(ns_h, ifn), {}, "sword_servers on %s emptied by hand" % ifn)
+    sw.proc.send_signal(signal.SIGHUP)
+    t.wait_for(lambda: (sw.stdout() + sw.stderr()).count(
+        "XDP steering on %s: 1 managed server(s)" % if_h1) == 2 or not sw.alive(), 60,
+        "swordd re-filling the XDP steering on SIGHUP")
+    for ifn in (if_h0, if_h1):
+        t.check_eq(steering_map(ns_h, ifn), want, "sword_servers on %s after SIGHUP" % ifn)
+    t.log("XDP steering filled by swordd at start and again on SIGHUP")
 
     # the host's own traffic: answered by its kernel, never seen by swordd
     listener = e2e.Proc(t.in_ns(ns_h, [
