@@ -863,6 +863,16 @@ sword_config_validate(struct sword_config *c, char *err, size_t errlen)
 	if (c->burst > c->rx_desc)
 		return fail(err, errlen, "%s: [ports] burst: %u exceeds rx_desc %u",
 			    src, c->burst, c->rx_desc);
+	/* S7 (lib/serializer/ser_word.c): an op of a connection whose life
+	 * ended holds its words undecided for the longer of these two, long
+	 * enough to have run or died; pending_expire_ms 0 is "never abandon",
+	 * and with no hold-off either the hold was 0: a real op of an ended
+	 * life still in flight could land after a decision (issue #29,
+	 * finding 9: a CAS answered original 0xa1 while memory held 0) */
+	if (c->atomic.pending_expire_ms == 0 && c->atomic.learn_holdoff_ms == 0)
+		return fail(err, errlen, "%s: [atomic] pending_expire_ms: 0 (never) with "
+			    "learn_holdoff_ms = 0 leaves the ops of an ended connection no "
+			    "hold (ser_word.c S7); set one of them above 0", src);
 
 	for (i = 0; i < c->n_servers; i++) {
 		struct sword_server_conf *sv = &c->servers[i];

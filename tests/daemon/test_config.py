@@ -123,6 +123,11 @@ FILE_CASES = [
      r"(syntax error|line \d+)"),
     ("two-port with client == server", sub(GOOD, "server = 1", "server = 0"),
      r"\[ports\] server: .*two"),
+    # an ended connection's ops would hold their words for 0 (ser_word.c
+    # S7; issue #29 finding 9): refused, either alone is accepted
+    ("no hold for an ended connection's ops",
+     GOOD + "\n[atomic]\npending_expire_ms = 0\nlearn_holdoff_ms = 0\n",
+     r"\[atomic\] pending_expire_ms: .*learn_holdoff_ms"),
 ]
 
 # (name, options, stderr regex) for command-line errors
