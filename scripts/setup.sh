@@ -43,8 +43,10 @@ packages=(
 	# AF_XDP: the XDP steering program (clang -target bpf, libbpf) and the
 	# PMD (part of dpdk); bpftool and libxdp-dev to inspect and extend it
 	clang libbpf-dev libxdp-dev bpftool librte-net-af-xdp23
-	# swordd: sd_notify readiness (libsystemd), the man page (scdoc)
-	libsystemd-dev scdoc
+	# swordd: sd_notify readiness (libsystemd), the man page (scdoc);
+	# promtool (package prometheus) checks the exporter's metrics in the
+	# daemon suite; the prometheus service is not started by anything here
+	libsystemd-dev scdoc prometheus
 	# the fuzz suite (tests/fuzz, scripts/fuzz.sh): libFuzzer from clang 14
 	# (its runtime is in libclang-rt-14-dev), zlib for the harnesses' ICRC
 	clang-14 libfuzzer-14-dev libclang-rt-14-dev zlib1g-dev
