@@ -575,7 +575,8 @@ main(int argc, char **argv)
 	struct sword_config cfg;
 	struct options o;
 	struct rte_mempool *pool;
-	char *app_argv[256];
+	char *app_argv[256], *eal_argv[256];
+	char tap_quiet[] = "--log-level=pmd.net.tap:crit";
 	int app_argc = 0, eal_argc, i, rc, sep = -1;
 	unsigned int s, w, nb_ports;
 	uint16_t data_room;
@@ -623,8 +624,28 @@ main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 
-	argv[eal_argc] = NULL;      /* EAL sees only its own arguments */
-	rc = rte_eal_init(eal_argc, argv);
+	/*
+	 * Before the EAL, so its own messages take the same path: each message
+	 * once, on stderr (sword_log.c), with its priority when that is the
+	 * journal.  net_tap reports at ERR what is routine for a tap (no multiq
+	 * qdisc, hence no rte_flow; no secondary process to tell): only its
+	 * critical messages, unless a --log-level names it.  As an EAL
+	 * argument, because net_tap registers its log type while the EAL
+	 * loads drivers; the last one, because of two --log-level patterns
+	 * matching a type registered later the first wins (22.11).
+	 */
+	{
+		FILE *logs = sword_log_open_stream(sword_log_stderr_is_journal());
+
+		if (logs != NULL)
+			rte_openlog_stream(logs);
+	}
+	for (i = 0; i < eal_argc && i < 254; i++)
+		eal_argv[i] = argv[i];  /* EAL sees only its own arguments */
+	eal_argv[i++] = tap_quiet;
+	eal_argc = i;
+	eal_argv[eal_argc] = NULL;
+	rc = rte_eal_init(eal_argc, eal_argv);
 	if (rc < 0) {
 		fprintf(stderr, "swordd: EAL initialisation failed: %s\n",
 			rte_strerror(rte_errno));

@@ -691,7 +691,7 @@ sword_config_parse_file(struct sword_config *c, const char *path,
 	char (*secnames)[CFG_NAME_LEN] = NULL;
 	char *logbuf = NULL;
 	size_t logsz = 0;
-	FILE *logf, *f;
+	FILE *logf, *f, *prev_log;
 	char memfd_path[64];
 	int nsec, s, j, k, n, rc = -1, memfd;
 
@@ -720,13 +720,14 @@ sword_config_parse_file(struct sword_config *c, const char *path,
 	 * through rte_log: catch that text and make it part of our single
 	 * message instead of letting a second line reach stderr.
 	 */
+	prev_log = rte_log_get_stream();    /* swordd's own stream, on a reload */
 	logf = open_memstream(&logbuf, &logsz);
 	if (logf != NULL)
 		rte_openlog_stream(logf);
 	cfg = rte_cfgfile_load(memfd_path, 0);
 	close(memfd);
 	if (logf != NULL) {
-		rte_openlog_stream(NULL);
+		rte_openlog_stream(prev_log);
 		fclose(logf);
 	}
 	if (cfg == NULL) {
