@@ -249,7 +249,7 @@ EOF
 	netns_create "$ns_c"
 	netns_create "$ns_s"
 	local pcap_args=()
-	[ "$pcap" -eq 0 ] || pcap_args=(--pcap-in "$dir/swordd-in.pcapng" --pcap-out "$dir/swordd-out.pcapng")
+	[ "$pcap" -eq 0 ] || pcap_args=(--capture-rx "$dir/swordd-in.pcapng" --capture-tx "$dir/swordd-out.pcapng")
 	spawn swordd "$dir/swordd.log" "$swordd" --no-pci --no-huge --no-shconf -m 512 \
 		--file-prefix "$prefix" -l 0-1 \
 		--vdev "net_tap0,iface=$if_c" --vdev "net_tap1,iface=$if_s" \

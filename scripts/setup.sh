@@ -43,8 +43,10 @@ packages=(
 	# AF_XDP: the XDP steering program (clang -target bpf, libbpf) and the
 	# PMD (part of dpdk); bpftool and libxdp-dev to inspect and extend it
 	clang libbpf-dev libxdp-dev bpftool librte-net-af-xdp23
-	# swordd: sd_notify readiness (libsystemd), the man page (scdoc)
-	libsystemd-dev scdoc
+	# swordd: sd_notify readiness (libsystemd), the man page (scdoc);
+	# promtool (package prometheus) checks the exporter's metrics in the
+	# daemon suite; the prometheus service is not started by anything here
+	libsystemd-dev scdoc prometheus
 	# the Debian packages (debian/, tests/daemon/test_deb.py): dpkg-buildpackage
 	# and dh; man to read the installed pages
 	debhelper dpkg-dev man-db

@@ -10,7 +10,14 @@ telemetry socket with the shared client (scripts/sword_telemetry.py) at
 every scrape, so what it shows is what /sword/... says at that moment.
 
     sword_exporter.py -f PREFIX [--listen ADDR:PORT]   serve GET /metrics
-    sword_exporter.py -f PREFIX --once                 print one scrape
+    sword_exporter.py -f PREFIX --once [--openmetrics] print one scrape
+
+Two formats, chosen as Prometheus' own client libraries do: OpenMetrics
+1.0 when the scraper's Accept header asks for application/openmetrics-text
+(Prometheus does), else the Prometheus text format 0.0.4 (what
+`promtool check metrics`, curl and older scrapers read).  The families are
+the same; in the text format an info family is a gauge named ..._info and a
+counter family is named with its _total.
 
 Families (labels in braces):
   swordd_up                          1 if swordd answered this scrape
@@ -26,9 +33,10 @@ Families (labels in braces):
   swordd_function_<counter>_total{worker,function}
                                      counters of the attached functions
                                      (function="atomic", "clover")
-  swordd_proc_ns_per_frame{worker}   gauge: mean processing time per frame
-  swordd_function_latency_ns{worker,function}  gauge: mean time in one
-                                     function per managed frame (sampled)
+  swordd_frame_processing_seconds{worker}  gauge: mean processing time
+                                     per frame
+  swordd_function_latency_seconds{worker,function}  gauge: mean time in
+                                     one function per managed frame (sampled)
   swordd_server_managed_rx_total{server,worker}, swordd_server_rewritten_total
                                      per managed server (/sword/servers)
   swordd_port_<counter>_total{port,role}       /sword/ports,P (ours + ethdev)
@@ -45,6 +53,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sword_telemetry  # noqa: E402
 
 CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+CONTENT_TYPE_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 WORKER_SKIP = {"worker", "lcore", "socket", "non_roce", "malformed"}   # labels, or sums of labelled ones
 PORT_GAUGES = {"queues", "flow_steering"}
 
@@ -67,19 +76,44 @@ class Families:
             self.fam[name] = (kind, help_, [])
         self.fam[name][2].append((labels, value))
 
-    def text(self):
+    def text(self, openmetrics=True):
         out = []
         for name in self.order:
             kind, help_, samples = self.fam[name]
-            out.append("# TYPE %s %s" % (name, kind))
-            if help_:
-                out.append("# HELP %s %s" % (name, help_))
             suffix = {"counter": "_total", "info": "_info"}.get(kind, "")
+            if openmetrics:
+                fam = name
+            else:
+                fam, kind = name + suffix, {"info": "gauge"}.get(kind, kind)
+            out.append("# HELP %s %s" % (fam, help_ or HELP.get(name) or default_help(name)))
+            out.append("# TYPE %s %s" % (fam, kind))
             for labels, value in samples:
                 lab = ",".join('%s="%s"' % (k, esc(v)) for k, v in labels)
                 out.append("%s%s%s %s" % (name, suffix, "{%s}" % lab if lab else "", value))
-        out.append("# EOF")
+        if openmetrics:
+            out.append("# EOF")
         return "\n".join(out) + "\n"
+
+
+# Help of the families whose name comes from swordd's counters (the
+# counters' own documentation is sword_stats.h; these say what they count).
+HELP = {
+    "swordd_build": "swordd's version and the DPDK it runs on",
+    "swordd_config": "the running configuration's hash and source file",
+}
+
+
+def default_help(name):
+    """Help for a family named after a swordd counter: what it is, from its name."""
+    for prefix, what in (("swordd_port_", "port counter"),
+                         ("swordd_function_", "counter of an attached function"),
+                         ("swordd_malformed_reason", "malformed RoCE frames by reason"),
+                         ("swordd_non_roce_reason", "non-RoCE frames by reason"),
+                         ("swordd_", "worker counter")):
+        if name.startswith(prefix):
+            return "swordd %s %s (see /sword/... on the telemetry socket)" % (
+                what, name[len(prefix):] or name)
+    return name
 
 
 def metric_name(s):
@@ -98,12 +132,14 @@ def worker_counters(f, w, st):
             continue
         m = re.fullmatch(r"(malformed|non_roce)_(.+)", k)
         if m:
-            f.add("swordd_%s_reason" % m.group(1), "counter", lab + [("reason", m.group(2))], v)
+            f.add("swordd_%s_reason" % m.group(1), "counter", lab + [("reason", m.group(2))], v,
+                  "%s frames by reason" % {"malformed": "malformed RoCE",
+                                           "non_roce": "non-RoCE"}[m.group(1)])
             continue
         m = re.fullmatch(r"fn_latency_ns_([a-z]+)", k)
         if m:
-            f.add("swordd_function_latency_ns", "gauge", lab + [("function", m.group(1))], v,
-                  "mean ns in the function per frame (1 frame in 64 sampled)")
+            f.add("swordd_function_latency_seconds", "gauge", lab + [("function", m.group(1))],
+                  v / 1e9, "mean time in the function per frame (1 frame in 64 sampled)")
             continue
         m = re.fullmatch(r"fn_([a-z]+)_(.+)", k)
         if m:
@@ -111,12 +147,13 @@ def worker_counters(f, w, st):
                   lab + [("function", m.group(1))], v)
             continue
         if k == "proc_ns_per_frame":
-            f.add("swordd_proc_ns_per_frame", "gauge", lab, v)
+            f.add("swordd_frame_processing_seconds", "gauge", lab, v / 1e9,
+                  "mean time a worker spends processing one frame")
             continue
         f.add("swordd_" + metric_name(k), "counter", lab, v)
 
 
-def scrape(prefix, runtime_dir=sword_telemetry.RUNTIME_DIR):
+def scrape(prefix, runtime_dir=sword_telemetry.RUNTIME_DIR, openmetrics=True):
     f = Families()
     path = sword_telemetry.socket_path(prefix, runtime_dir)
     try:
@@ -131,7 +168,7 @@ def scrape(prefix, runtime_dir=sword_telemetry.RUNTIME_DIR):
     except (OSError, ValueError, sword_telemetry.Error) as e:
         f.add("swordd_up", "gauge", [], 0, "swordd answered this scrape")
         sys.stderr.write("sword_exporter: %s: %s\n" % (path, e))
-        return f.text()
+        return f.text(openmetrics)
     f.add("swordd_up", "gauge", [], 1, "swordd answered this scrape")
     f.add("swordd_build", "info", [("version", ver.get("version", "")),
                                    ("dpdk", ver.get("dpdk", ""))], 1)
@@ -160,7 +197,7 @@ def scrape(prefix, runtime_dir=sword_telemetry.RUNTIME_DIR):
                 f.add("swordd_port_" + k, "gauge", lab, v)
             else:
                 f.add("swordd_port_" + metric_name(k), "counter", lab, v)
-    return f.text()
+    return f.text(openmetrics)
 
 
 def serve(prefix, runtime_dir, host, port):
@@ -169,9 +206,10 @@ def serve(prefix, runtime_dir, host, port):
             if self.path.split("?")[0] != "/metrics":
                 self.send_error(404, "only /metrics")
                 return
-            body = scrape(prefix, runtime_dir).encode()
+            om = "application/openmetrics-text" in self.headers.get("Accept", "")
+            body = scrape(prefix, runtime_dir, om).encode()
             self.send_response(200)
-            self.send_header("Content-Type", CONTENT_TYPE)
+            self.send_header("Content-Type", CONTENT_TYPE if om else CONTENT_TYPE_TEXT)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -192,9 +230,11 @@ def main():
     p.add_argument("--runtime-dir", default=sword_telemetry.RUNTIME_DIR)
     p.add_argument("--listen", default="127.0.0.1:9880", help="ADDR:PORT (port 0: any)")
     p.add_argument("--once", action="store_true", help="print one scrape and exit")
+    p.add_argument("--openmetrics", action="store_true",
+                   help="with --once: OpenMetrics instead of the Prometheus text format")
     a = p.parse_args()
     if a.once:
-        sys.stdout.write(scrape(a.file_prefix, a.runtime_dir))
+        sys.stdout.write(scrape(a.file_prefix, a.runtime_dir, a.openmetrics))
         return 0
     host, _, port = a.listen.rpartition(":")
     serve(a.file_prefix, a.runtime_dir, host or "127.0.0.1", int(port))

@@ -79,7 +79,14 @@ def main():
     p.add_argument("cmd")
     p.add_argument("keys", nargs="*")
     a = p.parse_args()
-    r = query(socket_path(a.file_prefix, a.runtime_dir), a.cmd)
+    path = socket_path(a.file_prefix, a.runtime_dir)
+    try:
+        r = query(path, a.cmd)
+    except (OSError, ValueError, Error) as e:
+        reason = getattr(e, "strerror", None) or str(e)
+        sys.stderr.write("sword_telemetry: %s: %s (is swordd running with --file-prefix %s?)\n"
+                         % (path, reason, a.file_prefix))
+        return 1
     if a.keys:
         print(" ".join(str((r or {}).get(k, 0)) for k in a.keys))
     else:

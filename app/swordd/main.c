@@ -26,6 +26,7 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
+#include <rte_pdump.h>
 #include <rte_version.h>
 
 #include <systemd/sd-daemon.h>
@@ -36,6 +37,7 @@
 #include "ser_fn.h"
 #include "ser_telemetry.h"
 #include "roce.h"
+#include "sword_capture.h"
 #include "sword_config.h"
 #include "sword_daemon.h"
 #include "sword_log.h"
@@ -68,8 +70,8 @@ struct options {
 	const char *sets[MAX_SETS];
 	unsigned int n_sets;
 	long stats_interval;       /* -1 = from config */
-	const char *pcap_in;
-	const char *pcap_out;
+	const char *capture[SWORD_CAP_NUM];     /* rx, tx */
+	struct sword_capture_limits capture_lim;
 	const char *stats_json;
 	unsigned int idle_exit;
 	bool check_config;
@@ -95,8 +97,13 @@ usage(const char *prog, FILE *f)
 "                             --set server.mem0.ip=198.18.0.2\n"
 "      --stats-interval SEC   print rx/tx/drops/malformed/managed per second\n"
 "                             every SEC seconds (0 = off)\n"
-"      --pcap-in FILE         pcapng of every frame received\n"
-"      --pcap-out FILE        pcapng of every frame transmitted\n"
+"      --capture-rx FILE      write a pcapng of every frame received to FILE\n"
+"      --capture-tx FILE      write a pcapng of every frame transmitted to FILE\n"
+"      --capture-max-mb N     at most N MB per capture file (default %d)\n"
+"      --capture-files K      keep a ring of K files: FILE, FILE.1 .. FILE.<K-1>\n"
+"                             (default %d: the capture stops when FILE is full)\n"
+"      --capture-force        overwrite capture files swordd did not write\n"
+"                             (otherwise an existing file must be a swordd pcapng)\n"
 "      --stats-json FILE      write the final counters as one JSON object\n"
 "      --idle-exit SEC        exit cleanly after SEC seconds without any frame\n"
 "                             received\n"
@@ -111,13 +118,16 @@ usage(const char *prog, FILE *f)
 "error (EAL, ports).  SIGINT/SIGTERM stop the daemon cleanly.\n"
 "\n"
 "Telemetry: /sword/stats, /sword/workers[,N], /sword/ports[,P], /sword/config,\n"
-"/sword/servers, /sword/version, /sword/lock,SERVER,VA, /sword/conns[,SERVER]\n"
+"/sword/servers, /sword/version, /sword/lock,SERVER,VA, /sword/conns[,SERVER],\n"
+"/sword/capture[,rx|tx,/ABS/PATH | ,stop[,rx|tx]], /sword/log_level[,GLOB,LEVEL]\n"
 "on the EAL telemetry socket, /var/run/dpdk/<file-prefix>/dpdk_telemetry.v2\n"
 "(dpdk-telemetry.py -f <file-prefix>).  DPDK 22.11 refuses --in-memory with\n"
 "--no-huge; without hugepages use --no-huge --no-shconf --file-prefix NAME.\n"
 "Example: %s --no-pci --no-huge --no-shconf -m 512 -l 0-1 \\\n"
-"           --vdev net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap -- --idle-exit 1\n",
-		prog, prog);
+"           --vdev net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap -- --idle-exit 1\n"
+"Live capture: dpdk-dumpcap --file-prefix <file-prefix> -i 0 -w FILE (rte_pdump;\n"
+"swordd must run without --no-shconf).\n",
+		prog, SWORD_CAPTURE_MAX_MB_DEFAULT, SWORD_CAPTURE_FILES_DEFAULT, prog);
 }
 
 static int
@@ -136,12 +146,52 @@ parse_ulong(const char *opt, const char *s, unsigned long max, long *out)
 	return 0;
 }
 
+/*
+ * Files swordd will write, checked before anything starts: a capture must
+ * not overwrite what swordd did not write (sword_capture.h), and a
+ * --stats-json that cannot be written would only fail at exit, after the run.
+ */
+static int
+check_files(const struct options *o)
+{
+	char err[512];
+	enum sword_cap_dir dir;
+
+	if (o->capture[SWORD_CAP_RX] != NULL && o->capture[SWORD_CAP_TX] != NULL &&
+	    strcmp(o->capture[SWORD_CAP_RX], o->capture[SWORD_CAP_TX]) == 0) {
+		fprintf(stderr, "swordd: --capture-rx and --capture-tx: same file %s\n",
+			o->capture[SWORD_CAP_RX]);
+		return -1;
+	}
+	for (dir = 0; dir < SWORD_CAP_NUM; dir++)
+		if (o->capture[dir] != NULL &&
+		    sword_capture_check_path(o->capture[dir], &o->capture_lim, err,
+					     sizeof(err)) < 0) {
+			fprintf(stderr, "swordd: --capture-%s: %s\n", sword_cap_dir_name[dir],
+				err);
+			return -1;
+		}
+	if (o->stats_json != NULL) {
+		/* open for append: creates it if absent, changes nothing in it */
+		FILE *f = fopen(o->stats_json, "a");
+
+		if (f == NULL) {
+			fprintf(stderr, "swordd: --stats-json: %s: cannot write: %s\n",
+				o->stats_json, strerror(errno));
+			return -1;
+		}
+		fclose(f);
+	}
+	return 0;
+}
+
 /* Returns 0 to continue, 1 when --help was handled, -1 on a usage error. */
 static int
 parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_MODE = 256, OPT_WORKERS, OPT_SET, OPT_STATS_INTERVAL, OPT_PCAP_IN,
-	       OPT_PCAP_OUT, OPT_STATS_JSON, OPT_IDLE_EXIT, OPT_CHECK_CONFIG,
+	enum { OPT_MODE = 256, OPT_WORKERS, OPT_SET, OPT_STATS_INTERVAL, OPT_PCAP_OLD,
+	       OPT_CAPTURE_RX, OPT_CAPTURE_TX, OPT_CAPTURE_MAX_MB, OPT_CAPTURE_FILES,
+	       OPT_CAPTURE_FORCE, OPT_STATS_JSON, OPT_IDLE_EXIT, OPT_CHECK_CONFIG,
 	       OPT_CONFIG_KEYS };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -149,8 +199,13 @@ parse_options(int argc, char **argv, struct options *o)
 		{ "workers", required_argument, NULL, OPT_WORKERS },
 		{ "set", required_argument, NULL, OPT_SET },
 		{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
-		{ "pcap-in", required_argument, NULL, OPT_PCAP_IN },
-		{ "pcap-out", required_argument, NULL, OPT_PCAP_OUT },
+		{ "pcap-in", required_argument, NULL, OPT_PCAP_OLD },
+		{ "pcap-out", required_argument, NULL, OPT_PCAP_OLD },
+		{ "capture-rx", required_argument, NULL, OPT_CAPTURE_RX },
+		{ "capture-tx", required_argument, NULL, OPT_CAPTURE_TX },
+		{ "capture-max-mb", required_argument, NULL, OPT_CAPTURE_MAX_MB },
+		{ "capture-files", required_argument, NULL, OPT_CAPTURE_FILES },
+		{ "capture-force", no_argument, NULL, OPT_CAPTURE_FORCE },
 		{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
 		{ "idle-exit", required_argument, NULL, OPT_IDLE_EXIT },
 		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
@@ -165,9 +220,13 @@ parse_options(int argc, char **argv, struct options *o)
 	memset(o, 0, sizeof(*o));
 	o->workers = -1;
 	o->stats_interval = -1;
+	o->capture_lim.max_bytes = (uint64_t)SWORD_CAPTURE_MAX_MB_DEFAULT << 20;
+	o->capture_lim.files = SWORD_CAPTURE_FILES_DEFAULT;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":c:hV", longopts, NULL)) != -1) {
+	int li = 0;
+
+	while ((c = getopt_long(argc, argv, ":c:hV", longopts, &li)) != -1) {
 		switch (c) {
 		case 'c':
 			o->config = optarg;
@@ -202,11 +261,40 @@ parse_options(int argc, char **argv, struct options *o)
 				return -1;
 			o->stats_interval = v;
 			break;
-		case OPT_PCAP_IN:
-			o->pcap_in = optarg;
+		case OPT_PCAP_OLD:
+			/* they truncated FILE, and "in" read as "replay this" */
+			fprintf(stderr, "swordd: --%s is gone: use --capture-rx FILE (frames "
+				"received) or --capture-tx FILE (frames sent)\n",
+				longopts[li].name);
+			return -1;
+		case OPT_CAPTURE_RX:
+			o->capture[SWORD_CAP_RX] = optarg;
 			break;
-		case OPT_PCAP_OUT:
-			o->pcap_out = optarg;
+		case OPT_CAPTURE_TX:
+			o->capture[SWORD_CAP_TX] = optarg;
+			break;
+		case OPT_CAPTURE_MAX_MB:
+			if (parse_ulong("--capture-max-mb", optarg, SWORD_CAPTURE_MAX_MB_MAX, &v) < 0)
+				return -1;
+			if (v < 1) {
+				fprintf(stderr, "swordd: --capture-max-mb: must be 1..%d\n",
+					SWORD_CAPTURE_MAX_MB_MAX);
+				return -1;
+			}
+			o->capture_lim.max_bytes = (uint64_t)v << 20;
+			break;
+		case OPT_CAPTURE_FILES:
+			if (parse_ulong("--capture-files", optarg, SWORD_CAPTURE_FILES_MAX, &v) < 0)
+				return -1;
+			if (v < 1) {
+				fprintf(stderr, "swordd: --capture-files: must be 1..%d\n",
+					SWORD_CAPTURE_FILES_MAX);
+				return -1;
+			}
+			o->capture_lim.files = (unsigned int)v;
+			break;
+		case OPT_CAPTURE_FORCE:
+			o->capture_lim.force = true;
 			break;
 		case OPT_STATS_JSON:
 			o->stats_json = optarg;
@@ -243,7 +331,7 @@ parse_options(int argc, char **argv, struct options *o)
 			argv[optind]);
 		return -1;
 	}
-	return 0;
+	return check_files(o);
 }
 
 /* Defaults, file, --set, CLI shortcuts, then one validation. */
@@ -489,12 +577,14 @@ main(int argc, char **argv)
 	struct sword_config cfg;
 	struct options o;
 	struct rte_mempool *pool;
-	char *app_argv[256];
+	char *app_argv[256], *eal_argv[256];
+	char tap_quiet[] = "--log-level=pmd.net.tap:crit";
 	int app_argc = 0, eal_argc, i, rc, sep = -1;
 	unsigned int s, w, nb_ports;
 	uint16_t data_room;
 	char err[512];
 	int exit_code = 0;
+	bool pdump = false;
 
 	for (i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0) {
@@ -536,8 +626,28 @@ main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 
-	argv[eal_argc] = NULL;      /* EAL sees only its own arguments */
-	rc = rte_eal_init(eal_argc, argv);
+	/*
+	 * Before the EAL, so its own messages take the same path: each message
+	 * once, on stderr (sword_log.c), with its priority when that is the
+	 * journal.  net_tap reports at ERR what is routine for a tap (no multiq
+	 * qdisc, hence no rte_flow; no secondary process to tell): only its
+	 * critical messages, unless a --log-level names it.  As an EAL
+	 * argument, because net_tap registers its log type while the EAL
+	 * loads drivers; the last one, because of two --log-level patterns
+	 * matching a type registered later the first wins (22.11).
+	 */
+	{
+		FILE *logs = sword_log_open_stream(sword_log_stderr_is_journal());
+
+		if (logs != NULL)
+			rte_openlog_stream(logs);
+	}
+	for (i = 0; i < eal_argc && i < 254; i++)
+		eal_argv[i] = argv[i];  /* EAL sees only its own arguments */
+	eal_argv[i++] = tap_quiet;
+	eal_argc = i;
+	eal_argv[eal_argc] = NULL;
+	rc = rte_eal_init(eal_argc, eal_argv);
 	if (rc < 0) {
 		fprintf(stderr, "swordd: EAL initialisation failed: %s\n",
 			rte_strerror(rte_errno));
@@ -622,12 +732,26 @@ main(int argc, char **argv)
 	sword_feature_register(SWORD_FEATURE_ATOMIC_REPLACEMENT, &ser_fn_ops);
 	sword_feature_register(SWORD_FEATURE_CLOVER, &clover_fn_ops);
 	sword_feature_register(SWORD_FEATURE_REMAPPING, &remap_fn_ops);
-	if (sword_daemon_setup(d, &cfg, err, sizeof(err)) < 0 ||
-	    sword_daemon_capture_open(d, o.pcap_in, o.pcap_out, err, sizeof(err)) < 0) {
+	d->cap_lim = o.capture_lim;
+	if (sword_daemon_setup(d, &cfg, err, sizeof(err)) < 0) {
 		LOG(ERR, "%s", err);
 		exit_code = EXIT_RUNTIME;
 		goto out_ports;
 	}
+	for (i = 0; i < SWORD_CAP_NUM; i++)
+		if (o.capture[i] != NULL &&
+		    sword_daemon_capture_start(d, (enum sword_cap_dir)i, o.capture[i], err,
+					       sizeof(err)) < 0) {
+			LOG(ERR, "--capture-%s: %s", sword_cap_dir_name[i], err);
+			exit_code = EXIT_RUNTIME;
+			goto out_ports;
+		}
+	/* dpdk-dumpcap (a secondary process) asks us through rte_pdump */
+	rc = rte_pdump_init();
+	if (rc != 0)
+		LOG(WARNING, "live capture (rte_pdump) unavailable: %s", rte_strerror(rte_errno));
+	else
+		pdump = true;
 	sword_daemon_install_flows(d);
 	if (sword_telemetry_register(d) != 0 || ser_telemetry_register(d) != 0)
 		LOG(WARNING, "telemetry commands not registered");
@@ -683,6 +807,8 @@ out_ports:
 		}
 		fflush(stdout);
 	}
+	if (pdump)
+		rte_pdump_uninit();
 	sword_daemon_free(d);
 	rte_mempool_free(pool);
 	rte_eal_cleanup();

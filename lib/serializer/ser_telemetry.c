@@ -56,6 +56,15 @@ worker_ser(const struct sword_daemon *d, unsigned int w)
 	return NULL;
 }
 
+/* A -1 reaches the client as a bare null: say what was wrong instead. */
+static int
+lock_error(struct rte_tel_data *dt, const char *msg)
+{
+	rte_tel_data_start_dict(dt);
+	rte_tel_data_add_dict_string(dt, "error", msg);
+	return 0;
+}
+
 static int
 tel_lock(const char *cmd __rte_unused, const char *params, struct rte_tel_data *dt)
 {
@@ -69,21 +78,23 @@ tel_lock(const char *cmd __rte_unused, const char *params, struct rte_tel_data *
 	unsigned int i, w;
 	int sv;
 
-	if (tel_d == NULL || params == NULL)
+	if (tel_d == NULL)
 		return -1;
+	if (params == NULL)
+		return lock_error(dt, "usage: /sword/lock,SERVER,VA[,RKEY]");
 	c = &tel_d->cfg;
 	snprintf(buf, sizeof(buf), "%s", params);
 	server = strtok(buf, ",");
 	va_s = strtok(NULL, ",");
 	rkey_s = strtok(NULL, ",");
 	if (server == NULL || va_s == NULL)
-		return -1;
+		return lock_error(dt, "usage: /sword/lock,SERVER,VA[,RKEY]");
 	sv = find_server(c, server);
 	if (sv < 0)
-		return -1;
+		return lock_error(dt, "no managed server of that name");
 	va = strtoull(va_s, &end, 0);
 	if (*end != '\0')
-		return -1;
+		return lock_error(dt, "VA: expected a number");
 	for (i = 0; i < c->n_locks; i++) {
 		const struct sword_lock_conf *l = &c->locks[i];
 
@@ -95,7 +106,7 @@ tel_lock(const char *cmd __rte_unused, const char *params, struct rte_tel_data *
 	if (rkey_s != NULL) {
 		rkey = (uint32_t)strtoul(rkey_s, &end, 0);
 		if (*end != '\0')
-			return -1;
+			return lock_error(dt, "RKEY: expected a number");
 	} else if (region != NULL && !region->rkey_any) {
 		rkey = region->rkey;
 	}

@@ -646,6 +646,11 @@ lint_file(FILE *f, const char *path, char *err, size_t errlen)
 			return fail(err, errlen, "%s: line %u: key outside any [section]: %s",
 				    path, lineno, p);
 	}
+	/* An empty file is more likely truncated or the wrong file than a
+	 * wish for the built-in defaults (which running without -c gives). */
+	if (!in_section)
+		return fail(err, errlen, "%s: no [section] in it: an empty configuration "
+			    "(run without -c for the built-in defaults)", path);
 	return 0;
 }
 
@@ -656,6 +661,9 @@ snapshot_file(const char *path, char *fd_path, size_t fd_path_len, int *fd,
 {
 	char buf[4096];
 	size_t n;
+	unsigned int lineno = 1;
+	bool at_bol = true;
+	unsigned char prev = '\n';
 	FILE *in = fopen(path, "r");
 
 	if (in == NULL)
@@ -666,6 +674,30 @@ snapshot_file(const char *path, char *fd_path, size_t fd_path_len, int *fd,
 		return fail(err, errlen, "%s: memfd_create: %s", path, strerror(errno));
 	}
 	while ((n = fread(buf, 1, sizeof(buf), in)) > 0) {
+		size_t i;
+
+		/*
+		 * Text only: a binary file would otherwise fail later as a
+		 * "line too long" or a bad key.  '#' after blank or at a line's
+		 * start begins a comment as ';' does (rte_cfgfile knows only
+		 * ';'; our values never contain '#').
+		 */
+		for (i = 0; i < n; i++) {
+			unsigned char ch = (unsigned char)buf[i];
+
+			if ((ch < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') || ch == 0x7f) {
+				fclose(in);
+				close(*fd);
+				return fail(err, errlen, "%s: line %u: byte 0x%02x: a binary "
+					    "file, not an INI configuration", path, lineno, ch);
+			}
+			if (ch == '#' && (at_bol || prev == ' ' || prev == '\t'))
+				buf[i] = ';';
+			if (ch == '\n')
+				lineno++;
+			at_bol = ch == '\n';
+			prev = ch;
+		}
 		if (write(*fd, buf, n) != (ssize_t)n) {
 			fclose(in);
 			close(*fd);
@@ -691,7 +723,7 @@ sword_config_parse_file(struct sword_config *c, const char *path,
 	char (*secnames)[CFG_NAME_LEN] = NULL;
 	char *logbuf = NULL;
 	size_t logsz = 0;
-	FILE *logf, *f;
+	FILE *logf, *f, *prev_log;
 	char memfd_path[64];
 	int nsec, s, j, k, n, rc = -1, memfd;
 
@@ -720,13 +752,14 @@ sword_config_parse_file(struct sword_config *c, const char *path,
 	 * through rte_log: catch that text and make it part of our single
 	 * message instead of letting a second line reach stderr.
 	 */
+	prev_log = rte_log_get_stream();    /* swordd's own stream, on a reload */
 	logf = open_memstream(&logbuf, &logsz);
 	if (logf != NULL)
 		rte_openlog_stream(logf);
 	cfg = rte_cfgfile_load(memfd_path, 0);
 	close(memfd);
 	if (logf != NULL) {
-		rte_openlog_stream(NULL);
+		rte_openlog_stream(prev_log);
 		fclose(logf);
 	}
 	if (cfg == NULL) {

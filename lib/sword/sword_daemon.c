@@ -50,8 +50,10 @@ struct sword_lane {
 	struct rte_ring *tx_ring_in[SWORD_MAX_PORTS];   /* others' frames for our queue */
 	struct rte_ring *handoff_in;             /* frames of servers we own */
 	struct rte_ring *handoff_to[SWORD_MAX_WORKERS];
-	struct rte_ring *cap_in;                 /* pcapng copies, to the main lcore */
-	struct rte_ring *cap_out;
+	/* pcapng copies to the main lcore: cap[] is what the worker uses
+	 * (atomic: NULL while that capture is off), cap_ring[] what it owns */
+	struct rte_ring *cap[SWORD_CAP_NUM];
+	struct rte_ring *cap_ring[SWORD_CAP_NUM];
 	struct rte_mempool *cap_pool;
 	bool has_handoff;                        /* handoff_to[] may be used */
 	bool flush_per_burst;                    /* else one flush per poll */
@@ -117,6 +119,12 @@ sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 
 	memset(txr, 0, sizeof(txr));
 	d->cfg = *cfg;
+	pthread_mutex_init(&d->cap_lock, NULL);
+	d->cap[SWORD_CAP_RX].fd = d->cap[SWORD_CAP_TX].fd = -1;
+	if (d->cap_lim.files == 0) {
+		d->cap_lim.files = SWORD_CAPTURE_FILES_DEFAULT;
+		d->cap_lim.max_bytes = (uint64_t)SWORD_CAPTURE_MAX_MB_DEFAULT << 20;
+	}
 	d->n_workers = cfg->workers;
 	sword_shard_map_build(&d->shards, &d->cfg);
 	assign_lcores(d);
@@ -369,70 +377,155 @@ sword_daemon_install_flows(struct sword_daemon *d)
 
 static void cap_clock_init(void);
 
-static int
-capture_open(struct sword_capture *c, const char *path, char *err, size_t errlen)
+/* Frames a worker copied after its capture was stopped, or before it was
+ * started again: nobody wants them. */
+static void
+capture_discard_ring(struct rte_ring *r)
 {
-	c->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (c->fd < 0) {
-		snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-		return -1;
-	}
-	c->pcapng = rte_pcapng_fdopen(c->fd, NULL, NULL, "swordd", NULL);
-	if (c->pcapng == NULL) {
-		snprintf(err, errlen, "%s: rte_pcapng_fdopen: %s", path,
-			 rte_strerror(rte_errno));
-		close(c->fd);
-		c->fd = -1;
-		return -1;
-	}
-	snprintf(c->path, sizeof(c->path), "%s", path);
-	return 0;
+	struct rte_mbuf *pkts[CAPTURE_BURST];
+	unsigned int n;
+
+	if (r == NULL)
+		return;
+	while ((n = rte_ring_dequeue_burst(r, (void **)pkts, CAPTURE_BURST, NULL)) > 0)
+		rte_pktmbuf_free_bulk(pkts, n);
 }
 
-int
-sword_daemon_capture_open(struct sword_daemon *d, const char *in_path,
-			  const char *out_path, char *err, size_t errlen)
+/* Pool and rings exist from the first start to the end: a worker may still
+ * hold a ring it loaded just before a stop. */
+static int
+capture_resources(struct sword_daemon *d, enum sword_cap_dir dir, char *err, size_t errlen)
 {
 	int socket = (int)rte_socket_id();
 	unsigned int w;
 
-	d->cap_in.fd = d->cap_out.fd = -1;
-	if (in_path == NULL && out_path == NULL)
-		return 0;
-	cap_clock_init();
-	d->capture_pool = rte_pktmbuf_pool_create("sword_capture", CAPTURE_POOL_SIZE,
-		RTE_MEMPOOL_CACHE_MAX_SIZE, 0,
-		rte_pcapng_mbuf_size(SWORD_FRAME_MAX), socket);
 	if (d->capture_pool == NULL) {
-		snprintf(err, errlen, "cannot create capture mbuf pool: %s",
-			 rte_strerror(rte_errno));
-		return -1;
+		cap_clock_init();
+		d->capture_pool = rte_pktmbuf_pool_create("sword_capture", CAPTURE_POOL_SIZE,
+			RTE_MEMPOOL_CACHE_MAX_SIZE, 0,
+			rte_pcapng_mbuf_size(SWORD_FRAME_MAX), socket);
+		if (d->capture_pool == NULL) {
+			snprintf(err, errlen, "cannot create capture mbuf pool: %s",
+				 rte_strerror(rte_errno));
+			return -1;
+		}
 	}
-	if (in_path != NULL && capture_open(&d->cap_in, in_path, err, errlen) < 0)
-		return -1;
-	if (out_path != NULL && capture_open(&d->cap_out, out_path, err, errlen) < 0)
-		return -1;
 	for (w = 0; w < d->n_workers; w++) {
 		struct sword_lane *ln = d->lanes[w];
 
 		ln->cap_pool = d->capture_pool;
-		if (in_path != NULL) {
-			ln->cap_in = mk_ring("ci", w, 0, CAPTURE_RING_SIZE, socket,
-					     RING_F_SP_ENQ | RING_F_SC_DEQ);
-			if (ln->cap_in == NULL)
-				goto ring_fail;
-		}
-		if (out_path != NULL) {
-			ln->cap_out = mk_ring("co", w, 0, CAPTURE_RING_SIZE, socket,
-					      RING_F_SP_ENQ | RING_F_SC_DEQ);
-			if (ln->cap_out == NULL)
-				goto ring_fail;
+		if (ln->cap_ring[dir] != NULL)
+			continue;
+		ln->cap_ring[dir] = mk_ring(dir == SWORD_CAP_RX ? "ci" : "co", w, 0,
+					    CAPTURE_RING_SIZE, socket,
+					    RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (ln->cap_ring[dir] == NULL) {
+			snprintf(err, errlen, "cannot create capture ring: %s",
+				 rte_strerror(rte_errno));
+			return -1;
 		}
 	}
 	return 0;
-ring_fail:
-	snprintf(err, errlen, "cannot create capture ring: %s", rte_strerror(rte_errno));
-	return -1;
+}
+
+static void
+capture_publish(struct sword_daemon *d, enum sword_cap_dir dir, bool on)
+{
+	unsigned int w;
+
+	for (w = 0; w < d->n_workers; w++)
+		__atomic_store_n(&d->lanes[w]->cap[dir], on ? d->lanes[w]->cap_ring[dir] : NULL,
+				 __ATOMIC_RELEASE);
+}
+
+int
+sword_daemon_capture_start(struct sword_daemon *d, enum sword_cap_dir dir,
+			   const char *path, char *err, size_t errlen)
+{
+	struct sword_capture *c = &d->cap[dir];
+	unsigned int w;
+	int rc = -1;
+
+	pthread_mutex_lock(&d->cap_lock);
+	if (c->pcapng != NULL) {
+		snprintf(err, errlen, "already capturing %s to %s: stop it first",
+			 sword_cap_dir_name[dir], c->path);
+		goto out;
+	}
+	if (strcmp(d->cap[!dir].path, path) == 0 && d->cap[!dir].pcapng != NULL) {
+		snprintf(err, errlen, "%s: already the %s capture", path,
+			 sword_cap_dir_name[!dir]);
+		goto out;
+	}
+	if (sword_capture_check_path(path, &d->cap_lim, err, errlen) < 0 ||
+	    capture_resources(d, dir, err, errlen) < 0)
+		goto out;
+	for (w = 0; w < d->n_workers; w++)
+		capture_discard_ring(d->lanes[w]->cap_ring[dir]);
+	c->frames = c->write_errors = c->rotations = 0;
+	if (sword_capture_file_open(c, path, err, errlen) < 0)
+		goto out;
+	capture_publish(d, dir, true);
+	SWORD_LOG(INFO, "capture %s: writing %s (at most %" PRIu64 " MB per file, %u file(s))",
+		  sword_cap_dir_name[dir], c->path, d->cap_lim.max_bytes >> 20,
+		  d->cap_lim.files);
+	rc = 0;
+out:
+	pthread_mutex_unlock(&d->cap_lock);
+	return rc;
+}
+
+/* Under cap_lock. */
+static void
+capture_drain_dir(struct sword_daemon *d, enum sword_cap_dir dir)
+{
+	struct sword_capture *c = &d->cap[dir];
+	struct rte_mbuf *pkts[CAPTURE_BURST];
+	unsigned int w, n;
+
+	for (w = 0; w < d->n_workers; w++) {
+		struct rte_ring *r = d->lanes[w]->cap_ring[dir];
+
+		if (r == NULL)
+			continue;
+		while ((n = rte_ring_dequeue_burst(r, (void **)pkts, CAPTURE_BURST,
+						   NULL)) > 0) {
+			/* rte_pcapng_write_packets() copies into the file and
+			 * leaves the mbufs to us (as dpdk-dumpcap frees them) */
+			if (!sword_capture_write(c, &d->cap_lim, pkts, n))
+				capture_publish(d, dir, false);
+			rte_pktmbuf_free_bulk(pkts, n);
+		}
+	}
+}
+
+static void
+capture_stop_locked(struct sword_daemon *d, enum sword_cap_dir dir)
+{
+	struct sword_capture *c = &d->cap[dir];
+
+	capture_publish(d, dir, false);
+	capture_drain_dir(d, dir);
+	if (c->pcapng != NULL)
+		SWORD_LOG(INFO, "capture %s: %s closed: %" PRIu64 " frame(s), %" PRIu64
+			  " rotation(s)", sword_cap_dir_name[dir], c->path, c->frames,
+			  c->rotations);
+	sword_capture_file_close(c);
+}
+
+int
+sword_daemon_capture_stop(struct sword_daemon *d, enum sword_cap_dir dir)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&d->cap_lock);
+	if (d->cap[dir].pcapng == NULL && !d->cap[dir].full)
+		rc = -1;
+	else
+		capture_stop_locked(d, dir);
+	d->cap[dir].full = false;
+	pthread_mutex_unlock(&d->cap_lock);
+	return rc;
 }
 
 /*
@@ -523,50 +616,21 @@ capture_commit(struct sword_lane *ln, struct rte_ring *r, struct rte_mbuf **copi
 	ln->w->stats.capture_dropped += keep - q;
 }
 
-static unsigned int
-capture_drain_ring(struct sword_capture *c, struct rte_ring *r)
-{
-	struct rte_mbuf *pkts[CAPTURE_BURST];
-	unsigned int n, total = 0;
-
-	if (r == NULL)
-		return 0;
-	while ((n = rte_ring_dequeue_burst(r, (void **)pkts, CAPTURE_BURST, NULL)) > 0) {
-		/* rte_pcapng_write_packets() copies into the file and leaves
-		 * the mbufs to us (as dpdk-dumpcap frees them): without this
-		 * free the capture pool ran dry after 8191 frames */
-		if (c->pcapng == NULL || rte_pcapng_write_packets(c->pcapng, pkts, n) < 0)
-			c->write_errors += n;
-		else
-			c->frames += n;
-		rte_pktmbuf_free_bulk(pkts, n);
-		total += n;
-	}
-	return total;
-}
-
 static void
 capture_drain(struct sword_daemon *d)
 {
-	unsigned int w;
+	enum sword_cap_dir dir;
 
-	for (w = 0; w < d->n_workers; w++) {
-		capture_drain_ring(&d->cap_in, d->lanes[w]->cap_in);
-		capture_drain_ring(&d->cap_out, d->lanes[w]->cap_out);
-	}
-}
-
-static void
-capture_close(struct sword_capture *c)
-{
-	if (c->pcapng != NULL) {
-		rte_pcapng_close(c->pcapng);   /* closes the fd */
-		c->pcapng = NULL;
-		c->fd = -1;
-	} else if (c->fd >= 0) {
-		close(c->fd);
-		c->fd = -1;
-	}
+	if (d->capture_pool == NULL)
+		return;
+	pthread_mutex_lock(&d->cap_lock);
+	for (dir = 0; dir < SWORD_CAP_NUM; dir++)
+		if (d->cap[dir].pcapng != NULL)
+			capture_drain_dir(d, dir);
+		else
+			for (unsigned int w = 0; w < d->n_workers; w++)
+				capture_discard_ring(d->lanes[w]->cap_ring[dir]);
+	pthread_mutex_unlock(&d->cap_lock);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -582,7 +646,10 @@ lane_tx(struct sword_lane *ln, unsigned int slot, struct rte_mbuf **pkts, uint16
 	if (n == 0)
 		return;
 	if (likely(ln->txq[slot] >= 0)) {
-		if (unlikely(ln->cap_out != NULL)) {
+		struct rte_ring *cap = __atomic_load_n(&ln->cap[SWORD_CAP_TX],
+						       __ATOMIC_ACQUIRE);
+
+		if (unlikely(cap != NULL)) {
 			/* copy before the PMD may free them; keep only what was sent */
 			struct rte_mbuf *copies[SWORD_TX_BATCH_MAX];
 
@@ -590,7 +657,7 @@ lane_tx(struct sword_lane *ln, unsigned int slot, struct rte_mbuf **pkts, uint16
 				     RTE_PCAPNG_DIRECTION_OUT, copies);
 			sent = rte_eth_tx_burst(ln->port[slot], (uint16_t)ln->txq[slot],
 						pkts, n);
-			capture_commit(ln, ln->cap_out, copies, sent, n);
+			capture_commit(ln, cap, copies, sent, n);
 		} else {
 			sent = rte_eth_tx_burst(ln->port[slot], (uint16_t)ln->txq[slot],
 						pkts, n);
@@ -655,12 +722,15 @@ lane_poll(struct sword_lane *ln)
 			continue;
 		w->stats.rx += n;
 		w->stats.port_rx[rx->slot] += n;
-		if (unlikely(ln->cap_in != NULL)) {
+		struct rte_ring *cap = __atomic_load_n(&ln->cap[SWORD_CAP_RX],
+						       __ATOMIC_ACQUIRE);
+
+		if (unlikely(cap != NULL)) {
 			struct rte_mbuf *copies[SWORD_MAX_BURST];
 
 			capture_copy(ln, rx->port, rx->queue, pkts, n,
 				     RTE_PCAPNG_DIRECTION_IN, copies);
-			capture_commit(ln, ln->cap_in, copies, n, n);
+			capture_commit(ln, cap, copies, n, n);
 		}
 		t0 = rte_rdtsc();
 		sword_worker_process(w, rx->port, pkts, n, &ln->batch);
@@ -862,9 +932,10 @@ sword_daemon_drain(struct sword_daemon *d)
 		if (moved == 0)
 			break;
 	}
-	capture_drain(d);
-	capture_close(&d->cap_in);
-	capture_close(&d->cap_out);
+	pthread_mutex_lock(&d->cap_lock);
+	capture_stop_locked(d, SWORD_CAP_RX);
+	capture_stop_locked(d, SWORD_CAP_TX);
+	pthread_mutex_unlock(&d->cap_lock);
 }
 
 void
@@ -894,8 +965,8 @@ sword_daemon_free(struct sword_daemon *d)
 		rte_ring_free(ln->handoff_in);
 		for (s = 0; s < SWORD_MAX_PORTS; s++)
 			rte_ring_free(ln->tx_ring_in[s]);
-		rte_ring_free(ln->cap_in);
-		rte_ring_free(ln->cap_out);
+		rte_ring_free(ln->cap_ring[SWORD_CAP_RX]);
+		rte_ring_free(ln->cap_ring[SWORD_CAP_TX]);
 	}
 	/* Workers and lanes stay allocated: a telemetry request may still be
 	 * reading their counters until the process exits. */
@@ -989,12 +1060,12 @@ sword_daemon_print(const struct sword_daemon *d, FILE *f)
 				PRIu64 " dispatched %" PRIu64 "\n", w, st->rx, st->tx,
 				st->managed_rx, st->dispatched);
 		}
-	if (d->cap_in.path[0])
-		fprintf(f, "  capture in  %s: %" PRIu64 " frames\n", d->cap_in.path,
-			d->cap_in.frames);
-	if (d->cap_out.path[0])
-		fprintf(f, "  capture out %s: %" PRIu64 " frames\n", d->cap_out.path,
-			d->cap_out.frames);
+	if (d->cap[SWORD_CAP_RX].path[0])
+		fprintf(f, "  capture rx %s: %" PRIu64 " frames\n", d->cap[SWORD_CAP_RX].path,
+			d->cap[SWORD_CAP_RX].frames);
+	if (d->cap[SWORD_CAP_TX].path[0])
+		fprintf(f, "  capture tx %s: %" PRIu64 " frames\n", d->cap[SWORD_CAP_TX].path,
+			d->cap[SWORD_CAP_TX].frames);
 }
 
 /* The kernel's view of a port (sword_kstats.h), as "kernel_*" keys. */
@@ -1054,9 +1125,9 @@ sword_daemon_write_json(const struct sword_daemon *d, FILE *f)
 		fprintf(f, "}");
 	}
 	fprintf(f, "]");
-	if (d->cap_in.path[0] || d->cap_out.path[0])
-		fprintf(f, ", \"capture_in_frames\": %" PRIu64 ", \"capture_out_frames\": %"
-			PRIu64, d->cap_in.frames, d->cap_out.frames);
+	if (d->cap[SWORD_CAP_RX].path[0] || d->cap[SWORD_CAP_TX].path[0])
+		fprintf(f, ", \"capture_rx_frames\": %" PRIu64 ", \"capture_tx_frames\": %"
+			PRIu64, d->cap[SWORD_CAP_RX].frames, d->cap[SWORD_CAP_TX].frames);
 	fprintf(f, "}\n");
 	return ferror(f) ? -1 : 0;
 }

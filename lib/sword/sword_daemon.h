@@ -24,6 +24,7 @@
 #ifndef SWORD_DAEMON_H
 #define SWORD_DAEMON_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include "sword_capture.h"
 #include "sword_config.h"
 #include "sword_worker.h"
 #include "sword_kstats.h"
@@ -53,14 +55,6 @@ struct sword_port_slot {
 	struct sword_kstats final_k;
 };
 
-struct sword_capture {
-	char path[512];
-	struct rte_pcapng *pcapng;
-	int fd;
-	uint64_t frames;
-	uint64_t write_errors;
-};
-
 struct sword_lane;
 
 struct sword_daemon {
@@ -74,8 +68,12 @@ struct sword_daemon {
 	unsigned int n_slots;                       /* 1 (one-port) or 2 */
 	struct sword_port_slot slots[SWORD_MAX_PORTS];
 
-	struct rte_mempool *capture_pool;
-	struct sword_capture cap_in, cap_out;
+	/* captures: the files on the main lcore, started and stopped by
+	 * main.c or the telemetry thread under cap_lock */
+	struct rte_mempool *capture_pool;           /* created at the first start */
+	struct sword_capture cap[SWORD_CAP_NUM];
+	struct sword_capture_limits cap_lim;
+	pthread_mutex_t cap_lock;
 
 	volatile int quit;                          /* set by signals / idle exit */
 	volatile int reload;                        /* set by SIGHUP */
@@ -103,9 +101,18 @@ int sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
  * (logged per port: rules installed, or software dispatch). */
 void sword_daemon_install_flows(struct sword_daemon *d);
 
-/* Open pcapng capture files (NULL path = no capture that way). After ports exist. */
-int sword_daemon_capture_open(struct sword_daemon *d, const char *in_path,
-			      const char *out_path, char *err, size_t errlen);
+/*
+ * Start capturing direction dir into path (sword_capture.h: the overwrite
+ * guard, d->cap_lim's limit and ring).  After setup; any thread (the
+ * telemetry thread starts and stops captures at run time).  0, or -1 with
+ * err (nothing started).
+ */
+int sword_daemon_capture_start(struct sword_daemon *d, enum sword_cap_dir dir,
+			       const char *path, char *err, size_t errlen);
+
+/* Stop capturing direction dir: what the workers already copied is written,
+ * the file closed.  Any thread.  0, or -1 if it was not capturing. */
+int sword_daemon_capture_stop(struct sword_daemon *d, enum sword_cap_dir dir);
 
 /* lcore entry point: arg is d->lanes[i]. */
 int sword_worker_loop(void *arg);

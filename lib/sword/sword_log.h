@@ -17,6 +17,9 @@
 #ifndef SWORD_LOG_H
 #define SWORD_LOG_H
 
+#include <stdbool.h>
+#include <stdio.h>
+
 #include <rte_log.h>
 
 extern int sword_logtype;
@@ -32,5 +35,15 @@ extern int sword_logtype_config;
 #define SWORD_LOG_TO(comp, level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, sword_logtype_ ## comp, "sword." #comp ": " fmt "\n", \
 		##__VA_ARGS__)
+
+/* Does stderr go to the journal (JOURNAL_STREAM matches it)? */
+bool sword_log_stderr_is_journal(void);
+
+/*
+ * A stream for rte_openlog_stream: each message to stderr once (no syslog
+ * copy), one line per line, each prefixed with its sd-daemon priority
+ * ("<3>") when journal.  NULL if it cannot be made.
+ */
+FILE *sword_log_open_stream(bool journal);
 
 #endif /* SWORD_LOG_H */

@@ -11,14 +11,24 @@
  *   /sword/config           the running configuration (every key) and its hash
  *   /sword/servers          per managed server: owner, managed_rx, rewritten
  *   /sword/version          swordd's and DPDK's versions
+ *   /sword/capture          both captures' state; ",rx,/PATH" or ",tx,/PATH"
+ *                           starts one, ",stop" stops both, ",stop,rx" one
+ *   /sword/log_level        every log type's level ("TYPE:LEVEL"); ",GLOB,LEVEL"
+ *                           sets the types matching GLOB ("sword.*", "pmd.net.tap")
+ *
+ * A command that cannot do what it was asked answers {"error": "..."}
+ * (a callback's -1 reaches the client as a bare null).
  *
  * Counters are read without locks while workers write them (each is one
  * aligned 64-bit word, so a read sees an old or new value, never a torn one).
  */
 #include <arpa/inet.h>
+#include <fnmatch.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -27,6 +37,7 @@
 #include <rte_version.h>
 
 #include "sword_daemon.h"
+#include "sword_log.h"
 #include "sword_version.h"
 
 static struct sword_daemon *tel_d;
@@ -333,6 +344,190 @@ tel_version(const char *cmd __rte_unused, const char *params __rte_unused,
 	return 0;
 }
 
+static int
+tel_error(struct rte_tel_data *dt, const char *msg)
+{
+	rte_tel_data_start_dict(dt);
+	rte_tel_data_add_dict_string(dt, "error", msg);
+	return 0;
+}
+
+static int
+cap_dir_of(const char *s, size_t len, enum sword_cap_dir *dir)
+{
+	enum sword_cap_dir d;
+
+	for (d = 0; d < SWORD_CAP_NUM; d++)
+		if (strlen(sword_cap_dir_name[d]) == len &&
+		    strncmp(s, sword_cap_dir_name[d], len) == 0) {
+			*dir = d;
+			return 0;
+		}
+	return -1;
+}
+
+static int
+tel_capture(const char *cmd __rte_unused, const char *params, struct rte_tel_data *dt)
+{
+	char err[512];
+	const char *comma;
+	enum sword_cap_dir dir;
+	size_t len;
+
+	if (tel_d == NULL || tel_d->n_workers == 0)
+		return tel_error(dt, "swordd is not running");
+	if (params != NULL && *params != '\0') {
+		comma = strchr(params, ',');
+		len = comma ? (size_t)(comma - params) : strlen(params);
+		if (len == 4 && strncmp(params, "stop", 4) == 0) {
+			int stopped = 0;
+
+			if (comma != NULL && cap_dir_of(comma + 1, strlen(comma + 1), &dir) < 0)
+				return tel_error(dt, "usage: /sword/capture,stop[,rx|tx]");
+			for (enum sword_cap_dir d = 0; d < SWORD_CAP_NUM; d++)
+				if ((comma == NULL || d == dir) &&
+				    sword_daemon_capture_stop(tel_d, d) == 0)
+					stopped++;
+			if (stopped == 0)
+				return tel_error(dt, "no capture to stop");
+		} else if (cap_dir_of(params, len, &dir) == 0 && comma != NULL) {
+			/* a relative path would be relative to swordd's cwd (/
+			 * under systemd): say where instead */
+			if (comma[1] != '/')
+				return tel_error(dt, "the capture file must be an absolute path");
+			if (sword_daemon_capture_start(tel_d, dir, comma + 1, err,
+						       sizeof(err)) < 0)
+				return tel_error(dt, err);
+		} else {
+			return tel_error(dt, "usage: /sword/capture[,rx|tx,/ABSOLUTE/PATH]"
+					 " or /sword/capture,stop[,rx|tx]");
+		}
+	}
+	rte_tel_data_start_dict(dt);
+	pthread_mutex_lock(&tel_d->cap_lock);
+	for (dir = 0; dir < SWORD_CAP_NUM; dir++) {
+		const struct sword_capture *c = &tel_d->cap[dir];
+		struct rte_tel_data *x = rte_tel_data_alloc();
+
+		if (x == NULL)
+			break;
+		rte_tel_data_start_dict(x);
+		rte_tel_data_add_dict_string(x, "state", c->pcapng != NULL ? "writing" :
+					     c->full ? "full" : "off");
+		rte_tel_data_add_dict_string(x, "file", c->path);
+		rte_tel_data_add_dict_u64(x, "frames", c->frames);
+		rte_tel_data_add_dict_u64(x, "bytes", c->bytes);
+		rte_tel_data_add_dict_u64(x, "rotations", c->rotations);
+		rte_tel_data_add_dict_u64(x, "write_errors", c->write_errors);
+		rte_tel_data_add_dict_container(dt, sword_cap_dir_name[dir], x, 0);
+	}
+	rte_tel_data_add_dict_u64(dt, "max_mb", tel_d->cap_lim.max_bytes >> 20);
+	rte_tel_data_add_dict_u64(dt, "files", tel_d->cap_lim.files);
+	pthread_mutex_unlock(&tel_d->cap_lock);
+	return 0;
+}
+
+static const char *const log_level_names[] = {
+	[RTE_LOG_EMERG] = "emerg", [RTE_LOG_ALERT] = "alert", [RTE_LOG_CRIT] = "crit",
+	[RTE_LOG_ERR] = "err", [RTE_LOG_WARNING] = "warning", [RTE_LOG_NOTICE] = "notice",
+	[RTE_LOG_INFO] = "info", [RTE_LOG_DEBUG] = "debug",
+};
+
+/* "info", "INFO", "7" or "warn"/"error" (as syslog spells them). */
+static int
+parse_log_level(const char *s)
+{
+	char *end;
+	unsigned long v;
+	int l;
+
+	for (l = (int)RTE_LOG_EMERG; l <= (int)RTE_LOG_DEBUG; l++)
+		if (strcasecmp(s, log_level_names[l]) == 0)
+			return l;
+	if (strcasecmp(s, "warn") == 0)
+		return RTE_LOG_WARNING;
+	if (strcasecmp(s, "error") == 0)
+		return RTE_LOG_ERR;
+	v = strtoul(s, &end, 10);
+	if (*s != '\0' && *end == '\0' && v >= RTE_LOG_EMERG && v <= RTE_LOG_DEBUG)
+		return (int)v;
+	return -1;
+}
+
+/*
+ * rte_log_dump's "id N: NAME, level is LEVEL" lines, as strings
+ * "NAME:LEVEL" (EAL's --log-level syntax) in array dt: telemetry keys allow
+ * no '.', which most type names have.  Returns how many.
+ */
+static unsigned int
+log_levels_array(struct rte_tel_data *dt, const char *only)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	unsigned int n = 0;
+
+	if (f == NULL)
+		return 0;
+	rte_log_dump(f);
+	fclose(f);
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char name[RTE_TEL_MAX_STRING_LEN], level[16], both[RTE_TEL_MAX_STRING_LEN];
+
+		if (sscanf(line, " id %*d: %63[^,], level is %15s", name, level) != 2)
+			continue;
+		if (only != NULL && fnmatch(only, name, 0) != 0)
+			continue;
+		snprintf(both, sizeof(both), "%.40s:%s", name, level);
+		if (rte_tel_data_add_array_string(dt, both) == 0)
+			n++;
+	}
+	free(text);
+	return n;
+}
+
+static int
+tel_log_level(const char *cmd __rte_unused, const char *params, struct rte_tel_data *dt)
+{
+	char pattern[128], msg[192];
+	struct rte_tel_data *matched;
+	const char *comma;
+	int level;
+
+	if (params == NULL || *params == '\0') {
+		rte_tel_data_start_array(dt, RTE_TEL_STRING_VAL);
+		log_levels_array(dt, NULL);
+		return 0;
+	}
+	comma = strrchr(params, ',');
+	if (comma == NULL || comma == params || (size_t)(comma - params) >= sizeof(pattern))
+		return tel_error(dt, "usage: /sword/log_level[,TYPE_OR_GLOB,LEVEL] "
+				 "(LEVEL: emerg..debug or 1..8)");
+	snprintf(pattern, sizeof(pattern), "%.*s", (int)(comma - params), params);
+	level = parse_log_level(comma + 1);
+	if (level < 0) {
+		snprintf(msg, sizeof(msg), "unknown log level \"%.32s\" (emerg, alert, "
+			 "crit, err, warning, notice, info, debug or 1..8)", comma + 1);
+		return tel_error(dt, msg);
+	}
+	if (rte_log_set_level_pattern(pattern, (uint32_t)level) < 0)
+		return tel_error(dt, "cannot set the log level");
+	SWORD_LOG_TO(config, INFO, "log level of %s set to %s (telemetry)", pattern,
+		     log_level_names[level]);
+	matched = rte_tel_data_alloc();
+	if (matched == NULL)
+		return -1;
+	rte_tel_data_start_array(matched, RTE_TEL_STRING_VAL);
+	rte_tel_data_start_dict(dt);
+	rte_tel_data_add_dict_string(dt, "pattern", pattern);
+	rte_tel_data_add_dict_string(dt, "level", log_level_names[level]);
+	/* none yet is fine: the pattern also applies to types registered later */
+	rte_tel_data_add_dict_int(dt, "types_matched", (int)log_levels_array(matched, pattern));
+	rte_tel_data_add_dict_container(dt, "types", matched, 0);
+	return 0;
+}
+
 int
 sword_telemetry_register(struct sword_daemon *d)
 {
@@ -352,5 +547,10 @@ sword_telemetry_register(struct sword_daemon *d)
 		"No parameters");
 	rc |= rte_telemetry_register_cmd("/sword/version", tel_version,
 		"swordd and DPDK versions. No parameters");
+	rc |= rte_telemetry_register_cmd("/sword/capture", tel_capture,
+		"Captures' state. Parameters: rx,/PATH or tx,/PATH starts one; "
+		"stop[,rx|tx] stops");
+	rc |= rte_telemetry_register_cmd("/sword/log_level", tel_log_level,
+		"Log types' levels. Parameters: TYPE_OR_GLOB,LEVEL sets them");
 	return rc;
 }

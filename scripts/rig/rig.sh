@@ -337,13 +337,13 @@ path_start() {
 		if [ "$pcap" = 1 ]; then
 			mkdir -p "$RUN/pcap"
 			rm -f "$RUN/pcap/$label.out.pcapng"
-			pcap_args=(--pcap-out "$RUN/pcap/$label.out.pcapng")
+			pcap_args=(--capture-tx "$RUN/pcap/$label.out.pcapng")
 		fi
 		# RIG_PCAP_IN=1: keep what swordd received too, per case (a
 		# failure's evidence, not overwritten by its rerun)
 		if [ "${RIG_PCAP_IN:-0}" = 1 ]; then
 			mkdir -p "$RUN/pcap"
-			pcap_args+=(--pcap-in "$RUN/pcap/$label.in.pcapng")
+			pcap_args+=(--capture-rx "$RUN/pcap/$label.in.pcapng")
 		fi
 		# shellcheck disable=SC2086
 		# --no-shconf, not --in-memory: DPDK 22.11 refuses --in-memory with --no-huge

@@ -198,13 +198,15 @@ def wait_for(pred, timeout, what, interval=0.1):
 class Swordd:
     """One swordd process with its own DPDK file prefix and output files."""
 
-    def __init__(self, vdevs, opts, eal_extra=(), name="swordd", workdir=None):
+    def __init__(self, vdevs, opts, eal_extra=(), name="swordd", workdir=None,
+                 eal_base=EAL_BASE, env=None):
         self.dir = workdir or tmpdir()
         self.prefix = "swt%s%s" % (tag(), name[-3:])
         self.name = name
+        self.env = env
         self.stdout_path = os.path.join(self.dir, name + ".stdout")
         self.stderr_path = os.path.join(self.dir, name + ".stderr")
-        eal = list(EAL_BASE) + ["--file-prefix", self.prefix]
+        eal = list(eal_base) + ["--file-prefix", self.prefix]
         for v in vdevs:
             eal += ["--vdev", v]
         eal += list(eal_extra)
@@ -217,10 +219,17 @@ class Swordd:
         self.out = open(self.stdout_path, "w")
         self.err = open(self.stderr_path, "w")
         self.proc = subprocess.Popen(self.cmd, stdout=self.out, stderr=self.err,
-                                     stdin=subprocess.DEVNULL)
-        on_cleanup(self._kill)
+                                     stdin=subprocess.DEVNULL, env=self.env)
         on_cleanup(shutil.rmtree, "/var/run/dpdk/" + self.prefix,
                    ignore_errors=True)
+        # with hugepages and shared config (eal_base without --no-shconf,
+        # for a secondary process such as dpdk-dumpcap) the EAL leaves its
+        # hugepage files behind
+        on_cleanup(lambda: [os.unlink(os.path.join("/dev/hugepages", f))
+                            for f in os.listdir("/dev/hugepages")
+                            if f.startswith(self.prefix + "map_")]
+                   if os.path.isdir("/dev/hugepages") else None)
+        on_cleanup(self._kill)      # cleanups run last first: kill, then remove
         return self
 
     def _kill(self):

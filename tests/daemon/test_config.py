@@ -128,6 +128,12 @@ FILE_CASES = [
     ("no hold for an ended connection's ops",
      GOOD + "\n[atomic]\npending_expire_ms = 0\nlearn_holdoff_ms = 0\n",
      r"\[atomic\] pending_expire_ms: .*learn_holdoff_ms"),
+    # says what it is, not "line too long" or a bad key
+    ("binary file", "\x7fELF\x02\x01\x01\x00" + "x" * 2000, r"line 1: byte 0x7f: a binary file"),
+    # refused: an empty file is more likely truncated than meant (no -c
+    # gives the built-in defaults on purpose)
+    ("empty file", "", r"no \[section\] in it: an empty configuration"),
+    ("only comments", "; nothing\n# here\n", r"no \[section\]"),
 ]
 
 # (name, options, stderr regex) for command-line errors
@@ -141,6 +147,9 @@ CLI_CASES = [
     ("--mode bogus", ["--mode", "sideways"], r"sideways"),
     ("--workers 0", ["--workers", "0"], r"workers"),
     ("unknown option", ["--frobnicate"], r"frobnicate"),
+    # checked at start, not after the run
+    ("--stats-json unwritable", ["--stats-json", "/nonexistent-dir/s.json"],
+     r"--stats-json: /nonexistent-dir/s\.json: cannot write"),
 ]
 
 
@@ -180,6 +189,11 @@ def body():
     shipped = os.path.join(t.args().source_root, "conf", "swordd.conf")
     r = run(["--config", shipped, "--check-config"], d)
     expect("conf/swordd.conf passes --check-config", r, 0, re.escape(shipped), "stdout")
+    hashed = os.path.join(d, "hash-comment.conf")
+    with open(hashed, "w") as f:
+        f.write(sub(GOOD, "workers = 2", "workers = 3 # three, '#' as ';'"))
+    r = run(["--config", hashed, "--check-config"], d)
+    expect("'#' after a value is a comment", r, 0, r"workers 3\n", "stdout")
     r = run(["--check-config"], d)
     expect("built-in defaults pass --check-config", r, 0, r"one-port", "stdout")
     r = run(["--help"], d)

@@ -9,11 +9,15 @@ sample under a declared family, families contiguous, "# EOF" last), carries
 swordd_up, the build info (= swordd --version), the config hash (=
 /sword/config's), per-worker, per-opcode, per-port and per-function
 (function="atomic", with its sampled latency) and per-server counters, and swordd_rx_total{worker="0"} moves between
-the scrapes.
+the scrapes.  The same scrape in the Prometheus text format (no Accept
+header: what promtool and curl read) passes `promtool check metrics`
+(package prometheus; scripts/setup.sh installs it): every family has a HELP
+and a known type, and names follow Prometheus' conventions (base units).
 """
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -21,7 +25,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import swordtest as t  # noqa: E402
 
-SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (-?[0-9.e+]+)$')
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (-?[0-9.eE+-]+)$')
 
 
 def parse(text):
@@ -51,11 +55,34 @@ def parse(text):
     return out
 
 
-def scrape(url):
-    with urllib.request.urlopen(url, timeout=30) as r:
+def scrape(url, openmetrics=True):
+    req = urllib.request.Request(url, headers={
+        "Accept": "application/openmetrics-text; version=1.0.0,text/plain;q=0.5"}
+        if openmetrics else {})
+    with urllib.request.urlopen(req, timeout=30) as r:
         ctype = r.headers.get("Content-Type", "")
-        t.check(ctype.startswith("application/openmetrics-text"), "Content-Type %r" % ctype)
+        want = "application/openmetrics-text" if openmetrics else "text/plain; version=0.0.4"
+        t.check(ctype.startswith(want), "Content-Type %r, want %s" % (ctype, want))
         return r.read().decode()
+
+
+def promtool(text, d):
+    exe = shutil.which("promtool")
+    t.check(exe is not None, "promtool not installed (package prometheus, scripts/setup.sh)")
+    path = os.path.join(d, "metrics.txt")
+    with open(path, "w") as f:
+        f.write(text)
+    with open(path) as f:
+        r = subprocess.run([exe, "check", "metrics"], stdin=f, capture_output=True, text=True,
+                           timeout=60)
+    t.log("promtool check metrics: exit %d%s" % (r.returncode,
+                                                 (": " + (r.stdout + r.stderr).strip())
+                                                 if r.stdout + r.stderr else ""))
+    t.check_eq(r.returncode, 0, "promtool check metrics exit status")
+    t.check_eq((r.stdout + r.stderr).strip(), "", "promtool findings")
+    helps = {l.split()[2] for l in text.splitlines() if l.startswith("# HELP ")}
+    types = {l.split()[2] for l in text.splitlines() if l.startswith("# TYPE ")}
+    t.check_eq(sorted(types - helps), [], "families without a HELP")
 
 
 def main_body():
@@ -115,13 +142,17 @@ def main_body():
                 "no ATOMIC ACKs (opcode 0x12) counted")
         t.check(second.get(("swordd_port_rx_total", '{port="0",role="hairpin"}'), 0) > 0,
                 "no port rx")
-        t.check(second.get(("swordd_function_latency_ns", '{worker="0",function="atomic"}'), 0) > 0,
+        t.check(second.get(("swordd_function_latency_seconds",
+                            '{worker="0",function="atomic"}'), 0) > 0,
                 "no latency for the atomic replacement function")
         t.check(second.get(("swordd_server_managed_rx_total", '{server="m",worker="0"}'), 0) > 0,
                 "no per-server managed frames")
         t.check(second.get(("swordd_function_req_seen_total",
                             '{worker="0",function="atomic"}'), 0) > 0,
                 "no atomic replacement request counted")
+        t.check(second.get(("swordd_frame_processing_seconds", '{worker="0"}'), 0) > 0,
+                "no mean processing time per frame")
+        promtool(scrape(url, openmetrics=False), d)
         t.check_eq(sw.stop(), 0, "swordd exit status")
     except BaseException:
         sw.dump()

@@ -87,8 +87,21 @@ def body():
     reply = json.loads(r.stdout.strip().splitlines()[-1])
     t.check_eq(reply["/ethdev/stats"].get("ipackets"), n, "ethdev ipackets (PMD's own count)")
 
+    r = sw.telemetry("/sword/lock,nosuch,0")
+    t.check("error" in (r or {}), "/sword/lock of an unknown server: an error object, got %r" % r)
+    r = sw.telemetry("/sword/lock")
+    t.check("usage" in (r or {}).get("error", ""), "/sword/lock without parameters: %r" % r)
+
     rc = sw.stop()
     t.check_eq(rc, 0, "exit code on SIGTERM")
+    # swordd is down: one clear line, no traceback, exit 1
+    r = t.sh(["/usr/bin/python3", os.path.join(t.args().source_root, "scripts",
+                                               "sword_telemetry.py"),
+              "-f", sw.prefix, "/sword/stats"], check_rc=False)
+    t.check_eq(r.returncode, 1, "sword_telemetry.py with swordd down: exit status")
+    lines = r.stderr.strip().splitlines()
+    t.check(len(lines) == 1 and "is swordd running" in lines[0] and "Traceback" not in r.stderr,
+            "sword_telemetry.py with swordd down: one line: %r" % r.stderr)
     final = t.read_stats_json(sj)
     for k in ("rx", "tx", "non_roce", "malformed", "passthrough"):
         t.check_eq(final.get(k), st.get(k), "--stats-json %s vs telemetry" % k)

@@ -15,7 +15,7 @@ guests' rxe hw counters, runs a server/client pair, and asserts:
   * swordd saw the traffic: frames in == frames out, none dropped or
     malformed, the expected opcodes counted, and with acceleration on,
     lock CAS rewritten (never a frame outside the lock regions);
-  * every frame swordd sent is valid RoCEv2 (its --pcap-out, checked by
+  * every frame swordd sent is valid RoCEv2 (its --capture-tx, checked by
     tests/helpers/validate_pcap.py, i.e. scapy).
 
 The guests are emulated (TCG): latencies and rates are functional figures,
@@ -689,7 +689,7 @@ def check_case(rig, case, log, rerun=False):
         else:
             keys = ["rx", "tx", "passthrough", "rewritten", "tx_dropped", "dispatch_dropped",
                     "filtered", "malformed", "non_roce", "managed_rx", "unmanaged",
-                    "capture_dropped", "capture_out_frames"]
+                    "capture_dropped", "capture_tx_frames"]
             res["swordd"] = {k: stat(st, k) for k in keys}
             for name, _ in OPC.items():
                 res["swordd"]["opcode_" + name] = stat(st, "opcode_0x%02x" % OPC[name])
@@ -803,7 +803,7 @@ def check_case(rig, case, log, rerun=False):
             if os.environ.get("RIG_KEEP_PCAP", "0") != "1":
                 os.unlink(pcap)
         else:
-            bad.append("swordd wrote no --pcap-out capture")
+            bad.append("swordd wrote no --capture-tx capture")
     res["kernel_drops"] = {k: v for k, v in kd.items() if v}
     if bad and res["kernel_drops"]:
         bad.append("kernel-level drops on the path: %s" % res["kernel_drops"])
@@ -817,7 +817,7 @@ FATAL_NAK_CODES = (1, 2, 3)
 
 
 def lane_move_evidence(pcap, cout):
-    """What swordd sent around the first fatal NAK, from its --pcap-out
+    """What swordd sent around the first fatal NAK, from its --capture-tx
     (tshark's infiniband dissector): the client QP the NAK went to, the
     server QP the lane's requests went to before it, and those after.
     None when tshark is missing or the capture holds no fatal NAK."""
