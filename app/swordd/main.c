@@ -31,6 +31,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "clover_fn.h"
+#include "links.h"
 #include "port_mbuf.h"
 #include "remap_fn.h"
 #include "ser_fn.h"
@@ -49,7 +50,7 @@
  * The "swordd: " prefix stays: scripts wait for "swordd: running".
  */
 RTE_LOG_REGISTER(swordd_logtype, swordd, INFO);
-RTE_LOG_REGISTER(swordd_logtype_port, swordd.port, INFO);
+RTE_LOG_REGISTER(swordd_logtype_port, swordd.port, INFO);   /* links.c too */
 #define LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, swordd_logtype, "swordd: " fmt "\n", ##__VA_ARGS__)
 #define PORT_LOG(level, port, fmt, ...) \
@@ -75,6 +76,7 @@ struct options {
 	bool check_config;
 	bool version;
 	bool config_keys;
+	bool links_down;
 };
 
 static void
@@ -104,11 +106,16 @@ usage(const char *prog, FILE *f)
 "                             value and the config hash, exit\n"
 "      --config-keys          list every config key (section, key, type and\n"
 "                             range, default, live|restart on SIGHUP, doc)\n"
+"      --links-down           set the kernel interfaces of the EAL arguments'\n"
+"                             net_af_packet/net_af_xdp --vdev iface= down and\n"
+"                             exit (systemd ExecStopPost, after a crash)\n"
 "  -V, --version              print the version and exit\n"
 "  -h, --help                 this text\n"
 "\n"
 "Exit status: 0 clean shutdown, 2 usage or configuration error, 1 runtime\n"
-"error (EAL, ports).  SIGINT/SIGTERM stop the daemon cleanly.\n"
+"error (EAL, ports).  SIGINT/SIGTERM stop the daemon cleanly.  However swordd\n"
+"ends (exit, crash, SIGKILL) or hangs (SIGSTOP, a wedged worker: [ports]\n"
+"guard_ms), its ports' links go down (fail-open: README, Fail-over).\n"
 "\n"
 "Telemetry: /sword/stats, /sword/workers[,N], /sword/ports[,P], /sword/config,\n"
 "/sword/servers, /sword/version, /sword/lock,SERVER,VA, /sword/conns[,SERVER]\n"
@@ -142,7 +149,7 @@ parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_MODE = 256, OPT_WORKERS, OPT_SET, OPT_STATS_INTERVAL, OPT_PCAP_IN,
 	       OPT_PCAP_OUT, OPT_STATS_JSON, OPT_IDLE_EXIT, OPT_CHECK_CONFIG,
-	       OPT_CONFIG_KEYS };
+	       OPT_CONFIG_KEYS, OPT_LINKS_DOWN };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "mode", required_argument, NULL, OPT_MODE },
@@ -155,6 +162,7 @@ parse_options(int argc, char **argv, struct options *o)
 		{ "idle-exit", required_argument, NULL, OPT_IDLE_EXIT },
 		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 		{ "config-keys", no_argument, NULL, OPT_CONFIG_KEYS },
+		{ "links-down", no_argument, NULL, OPT_LINKS_DOWN },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -221,6 +229,9 @@ parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_CONFIG_KEYS:
 			o->config_keys = true;
+			break;
+		case OPT_LINKS_DOWN:
+			o->links_down = true;
 			break;
 		case 'V':
 			o->version = true;
@@ -473,6 +484,59 @@ reload_config(struct sword_daemon *d)
 		   sword_config_hash(&d->cfg));
 }
 
+/*
+ * Every main-loop round: while every worker goes round its loop, the
+ * guardian's heartbeat (links.c) and, under systemd with WatchdogSec=, the
+ * watchdog (every quarter of its period).  A wedged worker stops both: the
+ * guardian takes the links down after [ports] guard_ms, systemd kills and
+ * restarts swordd after WatchdogSec.
+ */
+static void
+on_round(struct sword_daemon *d)
+{
+	static uint64_t wd_period, wd_last;
+	static int wd_state = -1;       /* -1 unknown, 0 off, 1 on */
+	uint64_t usec, now;
+
+	if (!sword_daemon_workers_progressed(d))
+		return;
+	swordd_guard_beat();
+	if (wd_state < 0) {
+		wd_state = sd_watchdog_enabled(0, &usec) > 0;
+		if (wd_state)
+			wd_period = usec * rte_get_timer_hz() / 4000000;
+	}
+	now = rte_get_timer_cycles();
+	if (wd_state && now - wd_last >= wd_period) {
+		sd_notify(0, "WATCHDOG=1");
+		wd_last = now;
+	}
+}
+
+/* --links-down: no EAL, no config; every interface named by the EAL
+ * arguments, even if one fails.  0, or 1 if one could not be set down. */
+static int
+links_down(int argc, char **argv)
+{
+	char names[16][IF_NAMESIZE], err[160];
+	unsigned int n = swordd_eal_ifaces(argc, argv, names, 16), i;
+	bool was_up;
+	int rc = 0;
+
+	if (n == 0)
+		printf("swordd: --links-down: no net_af_packet/net_af_xdp --vdev with "
+		       "iface= in the EAL arguments: nothing to do\n");
+	for (i = 0; i < n; i++) {
+		if (swordd_if_set(names[i], false, &was_up, err, sizeof(err)) < 0) {
+			fprintf(stderr, "swordd: --links-down: %s\n", err);
+			rc = EXIT_RUNTIME;
+			continue;
+		}
+		printf("swordd: interface %s %s down\n", names[i], was_up ? "set" : "was already");
+	}
+	return rc;
+}
+
 static void
 on_signal(int sig)
 {
@@ -521,6 +585,8 @@ main(int argc, char **argv)
 		sword_config_print_keys(stdout);
 		return 0;
 	}
+	if (o.links_down)
+		return links_down(eal_argc, argv);
 	if (build_config(&o, &cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "swordd: %s\n", err);
 		return EXIT_USAGE;
@@ -530,6 +596,11 @@ main(int argc, char **argv)
 		printf("config OK\n");
 		return 0;
 	}
+
+	/* before rte_eal_init: the guardian is forked from a process without
+	 * DPDK threads (links.c says why it exists) */
+	if (cfg.guard_ms > 0 && swordd_guard_start(cfg.guard_ms) < 0)
+		return EXIT_RUNTIME;
 
 	start_opts = o;
 	signal(SIGINT, on_signal);
@@ -599,6 +670,10 @@ main(int argc, char **argv)
 			exit_code = EXIT_RUNTIME;
 			goto out_ports;
 		}
+	/* a previous swordd (or its guardian) took the links down at its end */
+	for (s = 0; s < d->n_slots; s++)
+		if (s == 0 || d->slots[1].port_id != d->slots[0].port_id)
+			swordd_port_link_set(d->slots[s].port_id, true);
 
 	{
 		/* Every RX descriptor holds an mbuf; TX rings, bursts and per-lcore
@@ -650,7 +725,18 @@ main(int argc, char **argv)
 		   "%u managed server(s)", (unsigned long)getpid(),
 		   sword_mode_name(cfg.mode), d->n_workers, cfg.n_servers);
 
+	{
+		char names[SWORD_MAX_PORTS][IF_NAMESIZE];
+		unsigned int n = 0;
+
+		for (s = 0; s < d->n_slots; s++)
+			if ((s == 0 || d->slots[1].port_id != d->slots[0].port_id) &&
+			    swordd_port_ifname(d->slots[s].port_id, names[n]))
+				n++;
+		swordd_guard_arm(names, n);
+	}
 	d->on_reload = reload_config;
+	d->on_round = on_round;
 	sword_daemon_main_loop(d, o.idle_exit);
 
 	LOG(INFO, "stopping");
@@ -665,6 +751,11 @@ out_ports:
 			continue;
 		if (s == 1 && d->slots[1].port_id == d->slots[0].port_id)
 			continue;
+		/* fail-open: a switch with a fail-over bypass must see the port
+		 * down, or it keeps redirecting into a swordd that is gone.
+		 * After the drain (its frames went out), before the stop. */
+		if (d->slots[s].n_queues != 0)
+			swordd_port_link_set(d->slots[s].port_id, false);
 		rte_eth_dev_stop(d->slots[s].port_id);
 		rte_eth_dev_close(d->slots[s].port_id);
 	}
