@@ -106,16 +106,18 @@ usage(const char *prog, FILE *f)
 "                             value and the config hash, exit\n"
 "      --config-keys          list every config key (section, key, type and\n"
 "                             range, default, live|restart on SIGHUP, doc)\n"
-"      --links-down           set the kernel interfaces of the EAL arguments'\n"
-"                             net_af_packet/net_af_xdp --vdev iface= down and\n"
-"                             exit (systemd ExecStopPost, after a crash)\n"
+"      --links-down           with [ports] failover_bypass = on, set the kernel\n"
+"                             interfaces of the EAL arguments' net_af_packet/\n"
+"                             net_af_xdp --vdev iface= down and exit (systemd\n"
+"                             ExecStopPost, after a crash)\n"
 "  -V, --version              print the version and exit\n"
 "  -h, --help                 this text\n"
 "\n"
 "Exit status: 0 clean shutdown, 2 usage or configuration error, 1 runtime\n"
-"error (EAL, ports).  SIGINT/SIGTERM stop the daemon cleanly.  However swordd\n"
-"ends (exit, crash, SIGKILL) or hangs (SIGSTOP, a wedged worker: [ports]\n"
-"guard_ms), its ports' links go down (fail-open: README, Fail-over).\n"
+"error (EAL, ports).  SIGINT/SIGTERM stop the daemon cleanly.  With [ports]\n"
+"failover_bypass = on, however swordd ends (exit, crash, SIGKILL) or hangs\n"
+"(SIGSTOP, a wedged worker: [ports] guard_ms), its ports' links go down, so\n"
+"that the switch's bypass takes over (fail-open: README, Fail-over).\n"
 "\n"
 "Telemetry: /sword/stats, /sword/workers[,N], /sword/ports[,P], /sword/config,\n"
 "/sword/servers, /sword/version, /sword/lock,SERVER,VA, /sword/conns[,SERVER]\n"
@@ -585,8 +587,6 @@ main(int argc, char **argv)
 		sword_config_print_keys(stdout);
 		return 0;
 	}
-	if (o.links_down)
-		return links_down(eal_argc, argv);
 	if (build_config(&o, &cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "swordd: %s\n", err);
 		return EXIT_USAGE;
@@ -596,10 +596,24 @@ main(int argc, char **argv)
 		printf("config OK\n");
 		return 0;
 	}
+	if (o.links_down) {
+		if (!cfg.failover_bypass) {
+			printf("swordd: --links-down: [ports] failover_bypass is off in %s: "
+			       "links left alone, nothing to do\n", cfg.source);
+			return 0;
+		}
+		return links_down(eal_argc, argv);
+	}
 
-	/* before rte_eal_init: the guardian is forked from a process without
-	 * DPDK threads (links.c says why it exists) */
-	if (cfg.guard_ms > 0 && swordd_guard_start(cfg.guard_ms) < 0)
+	/*
+	 * Fail-open only where a bypass exists ([ports] failover_bypass, which
+	 * sword-openflow --failover requires): without one a port going down
+	 * saves no RoCE frame, and a host NIC shared with the host's own
+	 * traffic (net_af_xdp with the steering program) would cut the host
+	 * off.  Before rte_eal_init: the guardian is forked from a process
+	 * without DPDK threads (links.c says why it exists).
+	 */
+	if (cfg.failover_bypass && cfg.guard_ms > 0 && swordd_guard_start(cfg.guard_ms) < 0)
 		return EXIT_RUNTIME;
 
 	start_opts = o;
@@ -754,7 +768,7 @@ out_ports:
 		/* fail-open: a switch with a fail-over bypass must see the port
 		 * down, or it keeps redirecting into a swordd that is gone.
 		 * After the drain (its frames went out), before the stop. */
-		if (d->slots[s].n_queues != 0)
+		if (d->slots[s].n_queues != 0 && cfg.failover_bypass)
 			swordd_port_link_set(d->slots[s].port_id, false);
 		rte_eth_dev_stop(d->slots[s].port_id);
 		rte_eth_dev_close(d->slots[s].port_id);
