@@ -182,6 +182,7 @@ def failover(a):
             marks["rewritten"] = inst.sw.telemetry("/sword/stats").get("rewritten")
         except Exception as e:  # noqa: BLE001 (only logged)
             t.log("telemetry before the signal: %s" % e)
+        marks["log_at_sig"] = len(inst.sw.stderr())
         marks["sig"] = time.monotonic() - rack.clients_started
         marks["t_sig"] = time.time()
         inst.sw.proc.send_signal(sig)
@@ -214,9 +215,18 @@ def failover(a):
         if sig == signal.SIGTERM:
             inst.stats = t.read_stats_json(inst.stats_json)
     st = inst.stats or {}
+    early = re.findall(r"swordd guardian: .*", inst.sw.stderr()[:marks["log_at_sig"]])
+    if early:
+        # a stall of guard_ms before the signal (this machine's 2 CPUs are
+        # shared): the guardian did its job, but the timing below is then
+        # not the signal's
+        t.log("guardian acted before the signal: %r" % early)
     log = inst.sw.stdout() + inst.sw.stderr()
+    for line in re.findall(r".*(?:link (?:up|down)|guardian).*", log):
+        t.log("swordd: " + line)
     if sig == signal.SIGTERM:
-        t.check(re.search(r"port \d+: link down: .*interface \S+ set down", log),
+        # swordd itself, or its guardian if swordd's shutdown took guard_ms
+        t.check(re.search(r"port \d+: link down: .*interface \S+ (set|was already) down", log),
                 "swordd did not say it set its interfaces down")
     else:
         t.check(re.search(r"swordd guardian: interface \S+ set down", log),
@@ -229,9 +239,10 @@ def failover(a):
                          from_sword.stop())
     t.check(resume is not None and resume < 10, "no frame reached the server around "
             "swordd within 10 s of SIG%s: %r" % (a.signal, resume))
-    t.log("fail-open: SIG%s -> first frame delivered around swordd after %.0f ms "
+    t.log("fail-open: SIG%s -> first frame delivered around swordd after %.0f ms%s "
           "(OVS saw the ports down %.0f ms after the signal%s)" % (
-              a.signal, resume * 1000, (marks["down"] - marks["sig"]) * 1000,
+              a.signal, resume * 1000, " (not the signal's: the guardian acted before it)"
+              if early else "", (marks["down"] - marks["sig"]) * 1000,
               "; SIGCONT -> ports up %.0f ms later" % ((marks["up"] - marks["sig"]) * 1000
                                                        - (marks["t_cont"] - t_sig) * 1000)
               if "up" in marks else ""))
