@@ -515,8 +515,9 @@ on_round(struct sword_daemon *d)
 	}
 }
 
-/* --links-down: no EAL, no config; every interface named by the EAL
- * arguments, even if one fails.  0, or 1 if one could not be set down. */
+/* --links-down (the config said failover_bypass = on): no EAL; every
+ * interface named by the EAL arguments, even if one fails.  0, or 1 if
+ * one could not be set down. */
 static int
 links_down(int argc, char **argv)
 {
