@@ -32,6 +32,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "clover_fn.h"
+#include "links.h"
 #include "port_mbuf.h"
 #include "remap_fn.h"
 #include "ser_fn.h"
@@ -51,7 +52,7 @@
  * The "swordd: " prefix stays: scripts wait for "swordd: running".
  */
 RTE_LOG_REGISTER(swordd_logtype, swordd, INFO);
-RTE_LOG_REGISTER(swordd_logtype_port, swordd.port, INFO);
+RTE_LOG_REGISTER(swordd_logtype_port, swordd.port, INFO);   /* links.c too */
 #define LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, swordd_logtype, "swordd: " fmt "\n", ##__VA_ARGS__)
 #define PORT_LOG(level, port, fmt, ...) \
@@ -77,6 +78,7 @@ struct options {
 	bool check_config;
 	bool version;
 	bool config_keys;
+	bool links_down;
 };
 
 static void
@@ -111,11 +113,18 @@ usage(const char *prog, FILE *f)
 "                             value and the config hash, exit\n"
 "      --config-keys          list every config key (section, key, type and\n"
 "                             range, default, live|restart on SIGHUP, doc)\n"
+"      --links-down           with [ports] failover_bypass = on, set the kernel\n"
+"                             interfaces of the EAL arguments' net_af_packet/\n"
+"                             net_af_xdp --vdev iface= down and exit (systemd\n"
+"                             ExecStopPost, after a crash)\n"
 "  -V, --version              print the version and exit\n"
 "  -h, --help                 this text\n"
 "\n"
 "Exit status: 0 clean shutdown, 2 usage or configuration error, 1 runtime\n"
-"error (EAL, ports).  SIGINT/SIGTERM stop the daemon cleanly.\n"
+"error (EAL, ports).  SIGINT/SIGTERM stop the daemon cleanly.  With [ports]\n"
+"failover_bypass = on, however swordd ends (exit, crash, SIGKILL) or hangs\n"
+"(SIGSTOP, a wedged worker: [ports] guard_ms), its ports' links go down, so\n"
+"that the switch's bypass takes over (fail-open: README, Fail-over).\n"
 "\n"
 "Telemetry: /sword/stats, /sword/workers[,N], /sword/ports[,P], /sword/config,\n"
 "/sword/servers, /sword/version, /sword/lock,SERVER,VA, /sword/conns[,SERVER],\n"
@@ -192,7 +201,7 @@ parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_MODE = 256, OPT_WORKERS, OPT_SET, OPT_STATS_INTERVAL, OPT_PCAP_OLD,
 	       OPT_CAPTURE_RX, OPT_CAPTURE_TX, OPT_CAPTURE_MAX_MB, OPT_CAPTURE_FILES,
 	       OPT_CAPTURE_FORCE, OPT_STATS_JSON, OPT_IDLE_EXIT, OPT_CHECK_CONFIG,
-	       OPT_CONFIG_KEYS };
+	       OPT_CONFIG_KEYS, OPT_LINKS_DOWN };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "mode", required_argument, NULL, OPT_MODE },
@@ -210,6 +219,7 @@ parse_options(int argc, char **argv, struct options *o)
 		{ "idle-exit", required_argument, NULL, OPT_IDLE_EXIT },
 		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 		{ "config-keys", no_argument, NULL, OPT_CONFIG_KEYS },
+		{ "links-down", no_argument, NULL, OPT_LINKS_DOWN },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -309,6 +319,9 @@ parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_CONFIG_KEYS:
 			o->config_keys = true;
+			break;
+		case OPT_LINKS_DOWN:
+			o->links_down = true;
 			break;
 		case 'V':
 			o->version = true;
@@ -561,6 +574,60 @@ reload_config(struct sword_daemon *d)
 		   sword_config_hash(&d->cfg));
 }
 
+/*
+ * Every main-loop round: while every worker goes round its loop, the
+ * guardian's heartbeat (links.c) and, under systemd with WatchdogSec=, the
+ * watchdog (every quarter of its period).  A wedged worker stops both: the
+ * guardian takes the links down after [ports] guard_ms, systemd kills and
+ * restarts swordd after WatchdogSec.
+ */
+static void
+on_round(struct sword_daemon *d)
+{
+	static uint64_t wd_period, wd_last;
+	static int wd_state = -1;       /* -1 unknown, 0 off, 1 on */
+	uint64_t usec, now;
+
+	if (!sword_daemon_workers_progressed(d))
+		return;
+	swordd_guard_beat();
+	if (wd_state < 0) {
+		wd_state = sd_watchdog_enabled(0, &usec) > 0;
+		if (wd_state)
+			wd_period = usec * rte_get_timer_hz() / 4000000;
+	}
+	now = rte_get_timer_cycles();
+	if (wd_state && now - wd_last >= wd_period) {
+		sd_notify(0, "WATCHDOG=1");
+		wd_last = now;
+	}
+}
+
+/* --links-down (the config said failover_bypass = on): no EAL; every
+ * interface named by the EAL arguments, even if one fails.  0, or 1 if
+ * one could not be set down. */
+static int
+links_down(int argc, char **argv)
+{
+	char names[16][IF_NAMESIZE], err[160];
+	unsigned int n = swordd_eal_ifaces(argc, argv, names, 16), i;
+	bool was_up;
+	int rc = 0;
+
+	if (n == 0)
+		printf("swordd: --links-down: no net_af_packet/net_af_xdp --vdev with "
+		       "iface= in the EAL arguments: nothing to do\n");
+	for (i = 0; i < n; i++) {
+		if (swordd_if_set(names[i], false, &was_up, err, sizeof(err)) < 0) {
+			fprintf(stderr, "swordd: --links-down: %s\n", err);
+			rc = EXIT_RUNTIME;
+			continue;
+		}
+		printf("swordd: interface %s %s down\n", names[i], was_up ? "set" : "was already");
+	}
+	return rc;
+}
+
 static void
 on_signal(int sig)
 {
@@ -620,6 +687,25 @@ main(int argc, char **argv)
 		printf("config OK\n");
 		return 0;
 	}
+	if (o.links_down) {
+		if (!cfg.failover_bypass) {
+			printf("swordd: --links-down: [ports] failover_bypass is off in %s: "
+			       "links left alone, nothing to do\n", cfg.source);
+			return 0;
+		}
+		return links_down(eal_argc, argv);
+	}
+
+	/*
+	 * Fail-open only where a bypass exists ([ports] failover_bypass, which
+	 * sword-openflow --failover requires): without one a port going down
+	 * saves no RoCE frame, and a host NIC shared with the host's own
+	 * traffic (net_af_xdp with the steering program) would cut the host
+	 * off.  Before rte_eal_init: the guardian is forked from a process
+	 * without DPDK threads (links.c says why it exists).
+	 */
+	if (cfg.failover_bypass && cfg.guard_ms > 0 && swordd_guard_start(cfg.guard_ms) < 0)
+		return EXIT_RUNTIME;
 
 	start_opts = o;
 	signal(SIGINT, on_signal);
@@ -709,6 +795,10 @@ main(int argc, char **argv)
 			exit_code = EXIT_RUNTIME;
 			goto out_ports;
 		}
+	/* a previous swordd (or its guardian) took the links down at its end */
+	for (s = 0; s < d->n_slots; s++)
+		if (s == 0 || d->slots[1].port_id != d->slots[0].port_id)
+			swordd_port_link_set(d->slots[s].port_id, true);
 
 	{
 		/* Every RX descriptor holds an mbuf; TX rings, bursts and per-lcore
@@ -774,7 +864,18 @@ main(int argc, char **argv)
 		   "%u managed server(s)", (unsigned long)getpid(),
 		   sword_mode_name(cfg.mode), d->n_workers, cfg.n_servers);
 
+	{
+		char names[SWORD_MAX_PORTS][IF_NAMESIZE];
+		unsigned int n = 0;
+
+		for (s = 0; s < d->n_slots; s++)
+			if ((s == 0 || d->slots[1].port_id != d->slots[0].port_id) &&
+			    swordd_port_ifname(d->slots[s].port_id, names[n]))
+				n++;
+		swordd_guard_arm(names, n);
+	}
 	d->on_reload = reload_config;
+	d->on_round = on_round;
 	sword_daemon_main_loop(d, o.idle_exit);
 
 	LOG(INFO, "stopping");
@@ -789,6 +890,11 @@ out_ports:
 			continue;
 		if (s == 1 && d->slots[1].port_id == d->slots[0].port_id)
 			continue;
+		/* fail-open: a switch with a fail-over bypass must see the port
+		 * down, or it keeps redirecting into a swordd that is gone.
+		 * After the drain (its frames went out), before the stop. */
+		if (d->slots[s].n_queues != 0 && cfg.failover_bypass)
+			swordd_port_link_set(d->slots[s].port_id, false);
 		rte_eth_dev_stop(d->slots[s].port_id);
 		rte_eth_dev_close(d->slots[s].port_id);
 	}

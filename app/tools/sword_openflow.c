@@ -30,6 +30,7 @@
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,9 @@ usage(FILE *f)
 		"  --failover GROUPFILE redirect through fast-failover groups written to\n"
 		"                       GROUPFILE (load it first: ovs-ofctl -O OpenFlow13\n"
 		"                       add-groups BRIDGE GROUPFILE); while swordd's port\n"
-		"                       is down its servers' traffic goes straight to them\n"
+		"                       is down its servers' traffic goes straight to them;\n"
+"                       each FILE must say [ports] failover_bypass = on and\n"
+"                       must not enable [features] remapping\n"
 		"Exit status: 0, or 2 on a usage or configuration error.\n");
 }
 
@@ -234,9 +237,10 @@ print_instance(const struct instance *in)
 	return 0;
 }
 
-/* Loads and cross-checks every instance; 0 or -1 after a message. */
+/* Loads and cross-checks every instance (failover: --failover was given);
+ * 0 or -1 after a message. */
 static int
-load_instances(void)
+load_instances(bool failover)
 {
 	char err[512], ip[INET_ADDRSTRLEN];
 	unsigned int k, k2, i, i2;
@@ -251,6 +255,26 @@ load_instances(void)
 		}
 		if (sword_config_load(in->config, &in->cfg, err, sizeof(err)) < 0) {
 			fprintf(stderr, "sword-openflow: %s\n", err);
+			return -1;
+		}
+		/*
+		 * A bypass around a remapping swordd cannot be made safe: a
+		 * release a lane ran, retransmitted through the bypass onto the
+		 * rider's own server QP, runs a second time (two lock holders).
+		 * And swordd must know a bypass exists ([ports] failover_bypass,
+		 * which it refuses with remapping), so the two agree.
+		 */
+		if (failover && in->cfg.remapping) {
+			fprintf(stderr, "sword-openflow: %s: [features] remapping: on: "
+				"--failover refuses it (a request a lane ran would run "
+				"again on the client's own QP after the bypass)\n",
+				in->config);
+			return -1;
+		}
+		if (failover && !in->cfg.failover_bypass) {
+			fprintf(stderr, "sword-openflow: %s: [ports] failover_bypass: off: "
+				"--failover needs it on, so that swordd knows of the "
+				"bypass\n", in->config);
 			return -1;
 		}
 		if (in->cfg.mode == SWORD_MODE_TWO_PORT && in->sw_server == 0) {
@@ -417,7 +441,7 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (load_instances() < 0)
+	if (load_instances(failover != NULL) < 0)
 		return 2;
 	if (failover != NULL) {
 		group_file = fopen(failover, "w");

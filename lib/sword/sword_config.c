@@ -967,6 +967,15 @@ sword_config_validate(struct sword_config *c, char *err, size_t errlen)
 					    src, l->name, l->base, l->base + l->length, o->name);
 		}
 	}
+	/*
+	 * A bypass cannot be made safe under remapping: a release a lane ran,
+	 * retransmitted after the switch-over onto the rider's own server QP,
+	 * runs a second time there, and the lock has two holders.
+	 */
+	if (c->failover_bypass && c->remapping)
+		return fail(err, errlen, "%s: [ports] failover_bypass: on with [features] "
+			    "remapping = on: a request a lane ran would run again on the "
+			    "client's own QP after a fail-over (two lock holders)", src);
 	if (c->atomic_replacement && c->n_locks == 0)
 		return fail(err, errlen, "%s: [features] atomic_replacement: on, but no "
 			    "[lock.NAME] region is configured", src);

@@ -73,7 +73,11 @@ enum sword_mode {
 	X(mbufs, UINT, uint32_t, mbufs, 1023, 1u << 24, "16383", 0, "mbufs in the packet pool") \
 	X(burst, UINT, uint16_t, burst, 1, SWORD_MAX_BURST, "32", 0, "frames per RX burst, at most rx_desc") \
 	X(link_wait_ms, UINT, uint32_t, link_wait_ms, 0, 60000, "9000", 0, \
-	  "at start, wait up to this long for every port's link (as l3fwd does), then start anyway")
+	  "at start, wait up to this long for every port's link (as l3fwd does), then start anyway") \
+	X(guard_ms, UINT, uint32_t, guard_ms, 0, 60000, "300", 0, \
+	  "with failover_bypass: a guardian process sets the kernel interfaces of the ports down when swordd is gone or its workers made no progress for this long; 0 = no guardian") \
+	X(failover_bypass, BOOL, bool, failover_bypass, 0, 1, "off", 0, \
+	  "the switch bypasses swordd when its ports go down (sword-openflow --failover): every exit, crash or hang takes them down; refused with remapping")
 
 /* [cores] */
 #define SWORD_KEYS_CORES(X) \

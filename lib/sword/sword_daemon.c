@@ -61,6 +61,7 @@ struct sword_lane {
 	bool started;                            /* its lcore entered the loop function */
 	bool polling;                            /* in its loop (reload waits) */
 	uint32_t cfg_gen_seen;                   /* d->cfg_gen last reconfigured to */
+	uint64_t loops;                          /* loop rounds: the main lcore's heartbeat */
 } __rte_cache_aligned;
 
 static inline bool
@@ -793,6 +794,9 @@ sword_worker_loop(void *arg)
 			__atomic_store_n(&ln->cfg_gen_seen, gen, __ATOMIC_RELEASE);
 		}
 		lane_poll(ln);
+		/* a plain store on x86: the main lcore reads it to tell a
+		 * wedged worker from a busy one */
+		__atomic_store_n(&ln->loops, ln->loops + 1, __ATOMIC_RELAXED);
 		/* the functions' timers (one branch when none has any) */
 		if (ln->w->has_tick && sword_worker_tick(ln->w, rte_rdtsc(), &ln->batch) > 0)
 			lane_flush(ln);
@@ -805,6 +809,22 @@ bool
 sword_daemon_worker_started(const struct sword_daemon *d, unsigned int w)
 {
 	return __atomic_load_n(&d->lanes[w]->started, __ATOMIC_ACQUIRE);
+}
+
+bool
+sword_daemon_workers_progressed(struct sword_daemon *d)
+{
+	uint64_t now[SWORD_MAX_WORKERS];
+	unsigned int w;
+
+	for (w = 0; w < d->n_workers; w++) {
+		now[w] = __atomic_load_n(&d->lanes[w]->loops, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&d->lanes[w]->polling, __ATOMIC_ACQUIRE) &&
+		    now[w] == d->loops_seen[w])
+			return false;
+	}
+	memcpy(d->loops_seen, now, sizeof(now[0]) * d->n_workers);
+	return true;
 }
 
 /* Every polling worker has reconfigured to generation gen (or we quit). */
@@ -882,6 +902,8 @@ sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s)
 		if (__atomic_exchange_n(&d->reload, 0, __ATOMIC_RELAXED) &&
 		    d->on_reload != NULL)
 			d->on_reload(d);
+		if (d->on_round != NULL)
+			d->on_round(d);
 		stats_interval_s = __atomic_load_n(&d->cfg.stats_interval, __ATOMIC_RELAXED);
 
 		rx = total_rx(d);

@@ -80,6 +80,10 @@ struct sword_daemon {
 	/* called on the main lcore, between housekeeping rounds, after a
 	 * SIGHUP (NULL: reload requests are ignored) */
 	void (*on_reload)(struct sword_daemon *d);
+	/* called on the main lcore every housekeeping round (about 1 ms;
+	 * NULL: none): swordd's heartbeat and watchdog */
+	void (*on_round)(struct sword_daemon *d);
+	uint64_t loops_seen[SWORD_MAX_WORKERS];     /* sword_daemon_workers_progressed */
 	uint64_t reloads, reloads_refused;          /* SIGHUPs applied, refused */
 	uint32_t cfg_gen;                           /* bumped when live keys change */
 	uint64_t start_tsc;
@@ -120,6 +124,11 @@ int sword_worker_loop(void *arg);
 /* Has worker w's lcore entered sword_worker_loop (it polls from then on, or
  * has nothing to poll and returned)?  For readiness (sd_notify). */
 bool sword_daemon_worker_started(const struct sword_daemon *d, unsigned int w);
+
+/* Has every polling worker gone round its loop since the last call that
+ * returned true?  A wedged worker (or a stopped process) never makes it
+ * true again.  Main lcore only; reads one counter per worker. */
+bool sword_daemon_workers_progressed(struct sword_daemon *d);
 
 /*
  * Apply the live keys of next (sword_config_reload_plan said yes) to the

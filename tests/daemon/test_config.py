@@ -82,6 +82,13 @@ def sub(text, old, new):
 
 # (name, config text or None, extra CLI options, stderr regex after "SOURCE: ")
 FILE_CASES = [
+    # issue #30: a fail-over bypass cannot be made safe under remapping
+    ("failover_bypass with remapping",
+     sub(sub(GOOD, "burst = 32", "burst = 32\nfailover_bypass = on"), "remapping = off",
+         "remapping = on"),
+     r"\[ports\] failover_bypass: on with \[features\] remapping = on"),
+    ("guard_ms out of range", sub(GOOD, "burst = 32", "burst = 32\nguard_ms = 60001"),
+     r"\[ports\] guard_ms: .*out of range"),
     ("bad number", sub(GOOD, "rx_desc = 1024", "rx_desc = abc"),
      r"\[ports\] rx_desc: .*(not a number|invalid).*abc"),
     ("number out of range", sub(GOOD, "burst = 32", "burst = 100000"),
@@ -143,6 +150,9 @@ CLI_CASES = [
     ("--set unknown key", ["--set", "ports.nope=1"], r"--set: \[ports\] nope: .*unknown key"),
     ("--set unknown section", ["--set", "bogus.x=1"], r"--set: \[bogus\].*unknown section"),
     ("--set bad value", ["--set", "cores.workers=0"], r"--set: \[cores\] workers: .*out of range"),
+    ("--set failover_bypass with remapping", ["--set", "ports.failover_bypass=on",
+                                              "--set", "features.remapping=on"],
+     r"\[ports\] failover_bypass: on with \[features\] remapping"),
     ("--set bad number", ["--set", "ports.rx_desc=lots"], r"--set: \[ports\] rx_desc: .*lots"),
     ("--mode bogus", ["--mode", "sideways"], r"sideways"),
     ("--workers 0", ["--workers", "0"], r"workers"),

@@ -182,6 +182,13 @@ def body():
     t.check_eq(u.get("Type"), ["notify"], "unit Type=")
     exec_start = shlex.split(u["ExecStart"][0])
     t.check("$SWORDD_EAL_ARGS" in exec_start, "ExecStart has no $SWORDD_EAL_ARGS: %r" % exec_start)
+    # fail-open (issue #30): a watchdog swordd feeds, and the links set down
+    # after any end (the "-": a failure there must not fail the stop)
+    wd = u.get("WatchdogSec", ["0"])[0]
+    t.check(wd.isdigit() and int(wd) > 0, "unit WatchdogSec=%r" % wd)
+    stop_post = u.get("ExecStopPost", [""])[0]
+    t.check(stop_post.startswith("-") and "--links-down" in shlex.split(stop_post[1:])
+            and "$SWORDD_EAL_ARGS" in stop_post, "ExecStopPost=%r" % stop_post)
 
     # the installed config is the two-port demo: two net_pcap ports with a
     # few frames each, in place of the NICs
@@ -205,7 +212,7 @@ def body():
     t.check(conf in cmd, "ExecStart does not use the installed config %s: %r" % (conf, cmd))
 
     notify = NotifySocket(os.path.join(d, "notify.sock"))
-    env = dict(os.environ, NOTIFY_SOCKET=notify.path)
+    env = dict(os.environ, NOTIFY_SOCKET=notify.path, WATCHDOG_USEC=str(int(wd) * 1000000))
     t.log("+", " ".join(cmd))
     out = open(os.path.join(d, "swordd.out"), "w+")
     proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
@@ -227,6 +234,9 @@ def body():
         ready = notify.wait("READY", proc)
         t.check_eq(ready.get("READY"), "1", "READY=")
         t.check_eq(ready.get("MAINPID"), str(proc.pid), "MAINPID=")
+        # the main lcore feeds the watchdog while the worker forwards
+        t.check_eq(notify.wait("WATCHDOG", proc, timeout=int(wd)).get("WATCHDOG"), "1",
+                   "WATCHDOG=")
         # READY means forwarding: both ports started, the worker running
         tel = "/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix
         ports = t.telemetry_query(tel, "/sword/ports")
@@ -254,6 +264,18 @@ def body():
         notify.wait("STOPPING", None, timeout=60)
         rc = proc.wait(60)
         t.check_eq(rc, 0, "swordd exit status after SIGTERM")
+        # ExecStopPost as the unit runs it, on the installed config (valid
+        # again: reload_checks left an invalid edit in it, which
+        # --links-down refuses like any config error): failover_bypass is
+        # off there, so it leaves the links alone and says so (tests/tor
+        # has swordd and its guardian set real ones down)
+        edit(conf, "\nburst = 100000", "\nburst = 32")
+        post = [dest + tok if tok.startswith("/") else tok
+                for tok in shlex.split(stop_post[1:]) if tok != "$SWORDD_EAL_ARGS"]
+        post[1:1] = eal
+        r = t.sh(post, check_rc=False)
+        t.check(r.returncode == 0 and "nothing to do" in r.stdout,
+                "ExecStopPost %r: exit %d\n%s%s" % (post, r.returncode, r.stdout, r.stderr))
     except BaseException:
         dump()
         raise

@@ -113,7 +113,7 @@ def body():
     conf = os.path.join(d, "swordd.conf")
     with open(conf, "w") as f:
         f.write(tor.SWORDD_CONF.format(
-            mode="two-port", server_port="server = 1\n", accel="on",
+            mode="two-port", server_port="server = 1\n", accel="on", bypass="off",
             servers=tor.SERVER_SECTION.format(i=0, ip=tor.SERVER_IPS[0])))
 
     # a path MTU the UMEM cannot hold (the default, 4096): refused at
@@ -157,7 +157,7 @@ def body():
     empty = os.path.join(d, "no-servers.conf")
     with open(empty, "w") as f:
         f.write(tor.SWORDD_CONF.format(mode="two-port", server_port="server = 1\n",
-                                       accel="off", servers=""))
+                                       accel="off", bypass="off", servers=""))
     r = t.sh(t.in_ns(ns_h, [tool, "-c", empty, "--iface", if_h0, "--iface", if_h1]))
     t.log(r.stdout.strip())
     for ifn in (if_h0, if_h1):

@@ -196,6 +196,7 @@ SWORDD_CONF = """\
 mode = {mode}
 client = 0
 {server_port}mbufs = 8191
+failover_bypass = {bypass}
 [cores]
 workers = 1
 {servers}
@@ -233,7 +234,7 @@ class Host:
 class Instance:
     """One swordd in its own netns on one or two veth ports of the bridge."""
 
-    def __init__(self, rack, k, servers, mode, accel):
+    def __init__(self, rack, k, servers, mode, accel, failover=False):
         tg = t.tag()
         self.k = k
         self.mode = mode
@@ -265,7 +266,7 @@ class Instance:
         with open(self.conf, "w") as f:
             f.write(SWORDD_CONF.format(
                 mode=mode, server_port="server = 1\n" if mode == "two-port" else "",
-                accel="on" if accel else "off",
+                accel="on" if accel else "off", bypass="on" if failover else "off",
                 servers="".join(SERVER_SECTION.format(i=h.index, ip=h.ip) for h in servers)))
         self.stats_json = os.path.join(rack.d, "swordd%d-stats.json" % k)
         self.sw = t.Swordd(vdevs,
@@ -322,7 +323,7 @@ class Rack:
         self.instances = []
         for k in range(max(owners) + 1):
             owned = [s for i, s in enumerate(self.servers) if owners[i] == k]
-            self.instances.append(Instance(self, k, owned, mode, accel))
+            self.instances.append(Instance(self, k, owned, mode, accel, failover))
         for inst in self.instances:
             inst.start()
         self.load_flows(failover)

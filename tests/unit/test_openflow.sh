@@ -40,8 +40,8 @@ grep -qE 'nw_src=198.18.0.2,tp_dst=4791 .*actions=output:5$' "$tmp/one.parsed" |
 [ "$fail" -eq 0 ] && ok "flows as expected"
 
 # scale-out: two instances, each owning one server; fail-over groups
-printf '[ports]\nmode = one-port\nclient = 0\n[server.a]\nip = 198.18.0.2\n' >"$tmp/a.conf"
-printf '[ports]\nmode = one-port\nclient = 0\n[server.b]\nip = 198.18.0.3\n' >"$tmp/b.conf"
+printf '[ports]\nmode = one-port\nclient = 0\nfailover_bypass = on\n[server.a]\nip = 198.18.0.2\n' >"$tmp/a.conf"
+printf '[ports]\nmode = one-port\nclient = 0\nfailover_bypass = on\n[server.b]\nip = 198.18.0.3\n' >"$tmp/b.conf"
 if "$tool" -c "$tmp/a.conf" --sword 5 -c "$tmp/b.conf" --sword 7 --host 198.18.0.1=1 \
 	--host 198.18.0.2=2 --host 198.18.0.3=3 --failover "$tmp/groups" >"$tmp/so"; then
 	grep -v '^#' "$tmp/so" >"$tmp/so.flows"
@@ -74,4 +74,29 @@ expect2 "bad config" -c /nonexistent --sword 5 --host 198.18.0.2=2
 expect2 "server in two instances" -c "$tmp/a.conf" --sword 5 -c "$tmp/a.conf" --sword 7 --host 198.18.0.2=2
 expect2 "instances share a port" -c "$tmp/a.conf" --sword 5 -c "$tmp/b.conf" --sword 5 --host 198.18.0.2=2 --host 198.18.0.3=3
 expect2 "second instance without --sword" -c "$tmp/a.conf" --sword 5 -c "$tmp/b.conf" --host 198.18.0.2=2 --host 198.18.0.3=3
+# fail-over (issue #30): remapping behind a bypass is refused, and so is a
+# config that does not declare the bypass swordd must know of
+expect2msg() { # what regex args...
+	local what=$1 re=$2; shift 2
+	"$tool" "$@" >/dev/null 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qE "$re" "$tmp/err"; then
+		ok "$what: $(cat "$tmp/err")"
+	else
+		bad "$what: rc $rc, want 2 and one line matching '$re': $(cat "$tmp/err")"
+	fi
+}
+sed 's/^failover_bypass = on/failover_bypass = off/' "$tmp/a.conf" >"$tmp/nobypass.conf"
+printf '[features]\nremapping = on\n' | cat "$tmp/nobypass.conf" - >"$tmp/remap.conf"
+expect2msg "--failover without failover_bypass" "nobypass.conf: \[ports\] failover_bypass: off" \
+	-c "$tmp/nobypass.conf" --sword 5 --host 198.18.0.2=2 --failover "$tmp/g"
+expect2msg "--failover with remapping" "remap.conf: \[features\] remapping: on" \
+	-c "$tmp/remap.conf" --sword 5 --host 198.18.0.2=2 --failover "$tmp/g"
+# swordd's own check refuses the pair in the file, before --failover looks
+printf '[features]\nremapping = on\n' | cat "$tmp/a.conf" - >"$tmp/both.conf"
+expect2msg "failover_bypass with remapping" "both.conf.*\[ports\] failover_bypass: on with \[features\] remapping" \
+	-c "$tmp/both.conf" --sword 5 --host 198.18.0.2=2 --failover "$tmp/g"
+# without --failover neither key matters
+"$tool" -c "$tmp/remap.conf" --sword 5 --host 198.18.0.2=2 >/dev/null 2>"$tmp/err" &&
+	ok "no --failover: remapping accepted" || bad "no --failover: remapping refused: $(cat "$tmp/err")"
 exit "$fail"
