@@ -199,7 +199,13 @@ struct remap_emit {
 	X(dreq_held)         /* an owner's CM DREQ held (answered with a DREP) */ \
 	X(drep_sent)         /* DREPs swordd sent for held DREQs */           \
 	X(dreq_released)     /* held DREQs sent on once their lane emptied */ \
-	X(lanes_moved)       /* lanes moved onto a rider's QP after a fatal NAK */ \
+	X(lanes_moved)       /* lanes moved onto a rider's QP (a fatal NAK, its owner's QP lost) */ \
+	/* a lane's server QP lost with its owner's life: the lane moved \
+	 * onto a rider's own QP instead of closing (rmp_lane_rescue) */   \
+	X(lanes_rescued)                                                  \
+	/* clients of such a lane with a WRITE or atomic sent on it and not \
+	 * answered (it may or may not have run): told their QP failed */  \
+	X(in_doubt_failed)                                                \
 	X(new_lives)         /* bound connections whose QP was re-created out of band */
 
 struct remap_counters {

@@ -153,7 +153,8 @@ rmp_on_cm(struct remap *r, uint8_t *f, const struct roce_pkt *p, bool to_server,
 	 * held DREQ is not sent. */
 	if (m.kind == RC_CM_DREQ)
 		l->dreq_len = 0;
-	rmp_lane_close(r, l);
+	if (!rmp_lane_rescue(r, l, now))
+		rmp_lane_close(r, l);
 	return REMAP_PASS;
 }
 

@@ -353,6 +353,9 @@ conn_end(void *ctx, struct rc_conn *c, enum rc_end_why why, uint64_t now)
 		if (!l->open || l->owner != i || l->owner_inc != c->incarnation ||
 		    rmp_lane_keep(r, l, c, why))
 			continue;
+		/* its riders go on on one of their own QPs where they can */
+		if (rmp_lane_rescue(r, l, now))
+			continue;
 		rmp_lane_close(r, l);
 		if (why == RC_END_NEW_LIFE) {
 			l->owner_reborn = 1;

@@ -119,6 +119,9 @@ struct rmp_lane {
 	 * once the lane closes (dreq_due: by remap_tick); owner is RMP_NONE. */
 	uint8_t kept;
 	uint8_t moved;        /* moved onto a rider's QP (remap_move.c) */
+	/* moved where no frame was at hand to ask or fill with
+	 * (rmp_lane_rescue): remap_tick prompts it while it recovers */
+	uint8_t prompt_due;
 	/* Closed by a new life of its owner's connection (its QP re-created,
 	 * the server's end reset): answers to the owner's address are the
 	 * closed lane's late ones until resend_timeout_tsc after reborn_tsc,
@@ -130,6 +133,14 @@ struct rmp_lane {
 	uint8_t dreq[REMAP_EMIT_BUF];
 	struct rmp_stub *stubs;
 	uint32_t *wait;       /* rc slots of waiting clients, rc capacity entries */
+	/* Moved off its owner's QP when that QP was lost with its owner's
+	 * life (rmp_lane_rescue): answers to the old owner's address are the
+	 * old QP's late ones, which could carry a rider's PSN into the
+	 * owner's new life, until ghost_until (resend_timeout_tsc); then its
+	 * new life's.  Outside the memset of lane_open: a lane opened again
+	 * in the slot meanwhile does not end the hold. */
+	uint32_t ghost_ip, ghost_qpn;
+	uint64_t ghost_until;
 };
 
 /* RC_LOST: it rode a lane that closed and has opened again for another
@@ -219,6 +230,7 @@ struct remap {
 	bool holdoff_over;             /* the start hold-off has passed */
 	bool dead_pending;             /* a lane closed: remap_tick tells its clients */
 	bool dreq_pending;             /* a lane with a held DREQ closed: remap_tick sends it */
+	bool prompt_pending;           /* a lane has prompt_due: remap_tick prompts it */
 	/* rmp_order_domains' last "placed now on a free lane" answer, for
 	 * the request it was asked about (remap_request_fast then skips the checks it
 	 * made).  Valid only until remapping next runs: every entry point
@@ -399,6 +411,9 @@ void rmp_lane_close(struct remap *r, struct rmp_lane *l);
  * client at rc slot failed (RMP_NONE: nobody's): move the lane onto a
  * rider's own server QP and recover there; false if none can host it. */
 bool rmp_lane_move(struct remap *r, struct rmp_lane *l, uint32_t L, uint32_t failed);
+bool rmp_lane_rescue(struct remap *r, struct rmp_lane *l, uint64_t now);
+bool rmp_ghost_answer(const struct remap *r, const struct rmp_server *sv,
+		      const struct roce_pkt *p, uint64_t now);
 /* c rides a closed lane (or one it lost): tell it, once, that its oldest
  * unanswered request failed (remap_core.c). */
 void rmp_tell_dead(struct remap *r, struct rmp_lane *l, struct rc_conn *c,

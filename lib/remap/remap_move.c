@@ -243,3 +243,71 @@ rmp_lane_move(struct remap *r, struct rmp_lane *l, uint32_t L, uint32_t failed)
 	r->c.lanes_moved++;
 	return true;
 }
+
+/*
+ * The lane's server QP was lost with its owner's life (a new life of the
+ * owner's QPN, the server disconnecting it, the owner's client QPN in a
+ * new CM REQ): unlike a fatal NAK, no exact boundary.  Lane PSNs before
+ * una were executed and answered; what went out from una on may or may
+ * not have run on the old QP.  A READ there runs again harmlessly (it
+ * changes nothing, and its client has no answer yet); a WRITE, SEND or
+ * atomic there is in doubt: its client is the one QP that must fail (told
+ * as on a closed lane; counted), its PSNs filled with no-ops on the new
+ * QP.  Every other rider goes on: the lane moves from una onto one of
+ * their own QPs (rmp_lane_move), those with READs from una on asked to
+ * send them again.  Before, every rider was told its QP failed, also
+ * those with nothing outstanding (issue #29, finding 3).  false: nobody
+ * to host it; the caller closes it.
+ */
+bool
+rmp_lane_rescue(struct remap *r, struct rmp_lane *l, uint64_t now)
+{
+	const uint32_t L = l->una, ghost_ip = l->cl_ip, ghost_qpn = l->cl_qpn;
+	uint32_t lost = 0;
+
+	if (!l->open || l->tmpl_len == 0)
+		return false;
+	/* the owner's stubs are its ended life's: nobody's (filled) */
+	for (uint32_t q = L; roce_psn_diff(q, l->next) < 0; q = roce_psn_add(q, 1)) {
+		const struct rmp_stub *st = rmp_stub_get(r, l, q);
+		struct rmp_conn *rcn;
+
+		if (st == NULL || st->kind == RK_READ || st->conn == l->owner ||
+		    rmp_stub_client(r, st, &rcn) == NULL || rcn->state != RC_BOUND)
+			continue;
+		lose(r, l, rcn);
+		lost++;
+	}
+	/* a message left open by the owner or a lost client will not go on
+	 * (its PSNs are filled): the lane is not theirs any more */
+	if (l->msg_open && (l->msg_conn == l->owner || l->msg_conn >= rc_capacity(r->rc) ||
+			    r->conns[l->msg_conn].state != RC_BOUND))
+		l->msg_open = 0;
+	if (!rmp_lane_move(r, l, L, RMP_NONE))
+		return false;
+	r->c.in_doubt_failed += lost;
+	r->c.lanes_rescued++;
+	l->ghost_ip = ghost_ip;
+	l->ghost_qpn = ghost_qpn;
+	l->ghost_until = now + r->prm.resend_timeout_tsc;
+	/* no frame at hand to emit on: the asks and fills go by remap_tick */
+	l->prompt_due = l->recovering;
+	r->prompt_pending |= l->recovering;
+	return true;
+}
+
+/* An answer to the address of a lane's lost owner QP while its late
+ * answers may still come (rmp_lane_rescue): not its new life's. */
+bool
+rmp_ghost_answer(const struct remap *r, const struct rmp_server *sv,
+		 const struct roce_pkt *p, uint64_t now)
+{
+	for (uint32_t i = 0; i < sv->n_lanes; i++) {
+		const struct rmp_lane *l = &r->lanes[sv->first_lane + i];
+
+		if (l->ghost_until != 0 && now < l->ghost_until &&
+		    l->ghost_ip == p->dst_ip4 && l->ghost_qpn == p->qpn)
+			return true;
+	}
+	return false;
+}

@@ -828,6 +828,11 @@ remap_response_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		return REMAP_DROP;
 	}
 	l = lane_of(r, sv, p, now);
+	if (l == NULL && rmp_ghost_answer(r, sv, p, now)) {
+		/* the lost owner QP's late answer: no life of its client's */
+		r->c.resp_orphan++;
+		return REMAP_DROP;
+	}
 	/* before the lane started: its owner's own answers */
 	if (l == NULL || (roce_psn_diff(p->psn, l->start) < 0 &&
 			  rmp_stub_get(r, l, p->psn) == NULL)) {

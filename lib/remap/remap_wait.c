@@ -312,6 +312,19 @@ remap_tick(struct remap *r, uint64_t now, struct remap_emit *emit, uint32_t emit
 		if (l->open && (l->wait_n || l->resv_set))
 			rmp_wake(r, l, now, emit, emit_cap, n_emit);
 	}
+	if (r->prompt_pending) {
+		r->prompt_pending = false;
+		for (uint32_t k = 0; k < r->n_lanes; k++) {
+			struct rmp_lane *l = &r->lanes[k];
+
+			if (!l->prompt_due)
+				continue;
+			if (l->open && l->recovering)
+				rmp_prompt(r, l, emit, emit_cap, n_emit, true);
+			l->prompt_due = l->open && l->recovering;
+			r->prompt_pending |= l->prompt_due;
+		}
+	}
 	if (r->dead_pending)
 		rmp_tell_dead_all(r, emit, emit_cap, n_emit);
 	if (r->dreq_pending)

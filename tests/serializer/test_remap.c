@@ -1186,18 +1186,32 @@ START_TEST(t_closed_lane_tells)
 }
 END_TEST
 
-/* A client of a closed lane with nothing outstanding is told at its next
- * request (its PSN), not before. */
-START_TEST(t_closed_lane_tells_at_next_request)
+/*
+ * The lane's server QP is lost with its owner's life (here the server
+ * closed the owner's connection) while the owner's 102 is out, unanswered
+ * (it may or may not have run there), and client 1 waits for nothing.
+ * Client 1 goes on: the lane moves onto its own QP (0x101, idle at its
+ * binding PSN 501 since it bound), the owner's in-doubt 102 filled there
+ * with a no-op WRITE, client 1's next request on 0x101 after it; nobody
+ * is told of a failure.  A client with a WRITE out on the lost QP is in
+ * doubt: it is told its QP failed (t_owner_lost_in_doubt_told).  (Fails on
+ * the code before: the lane closed and client 1 was told at its next
+ * request; issue #29 finding 3, riders killed.)
+ */
+static enum remap_verdict dr_answer_at(struct dr *d, int cl, uint32_t psn, uint64_t now);
+
+START_TEST(t_owner_lost_rider_goes_on)
 {
 	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
 				   .keep_conns = true };
 	uint8_t f[256];
 	struct remap_emit emit[8];
 	struct asked fails = { 0 };
+	struct remap_lane_info li;
 	struct dr d = { 0 };
-	struct roce_pkt p;
+	struct roce_pkt p, q;
 	uint32_t len, n_emit = 0, lb;
+	bool filled = false;
 
 	lb = dr_two_bound(&d, &sv);
 	ck_assert_int_eq(dr_frame(&d, true, 0, 102, NULL, NULL), REMAP_MODIFIED);
@@ -1205,26 +1219,44 @@ START_TEST(t_closed_lane_tells_at_next_request)
 	 * nothing; then the owner's connection ends (the server closed it) */
 	ck_assert_int_eq(dr_frame(&d, false, 0, lb, NULL, NULL), REMAP_MODIFIED);
 	rc_close(d.rc, rc_find_req(d.rc, d.up[0].src_ip, sv.ip, 0x100), 1);
-	ck_assert_uint_eq(R2(d.r)->lanes_closed, 1);
+	ck_assert_uint_eq(R2(d.r)->lanes_closed, 0);
+	ck_assert_uint_eq(R2(d.r)->lanes_rescued, 1);
+	ck_assert_uint_eq(R2(d.r)->in_doubt_failed, 0);
+	ck_assert_int_eq(remap_lane_info(d.r, sv.ip, 0, &li), 0);
+	ck_assert(li.open);
+	ck_assert_uint_eq(li.srv_qpn, 0x101);
+	ck_assert_uint_eq(li.cl_qpn, 0x201);
 	remap_tick(d.r, 2, emit, 8, &n_emit);
 	note_fails(&fails, emit, n_emit);
 	ck_assert_int_eq(fails.n, 0);
-	/* client 1's next request: dropped, and it is told at that PSN; a
-	 * request of it with a bad ICRC tells nothing */
-	len = rm_build(f, &d.up[1], ROCE_RC_WRITE_ONLY, 502, true, (uint8_t[16]){ [15] = 8 },
-		       16, (uint8_t[8]){ 1 }, 8);
-	f[len - 1] ^= 1;
-	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
-	ck_assert_int_eq(remap_on_request(d.r, f, &len, sizeof(f), &p, false, 3, emit, 8,
-					  &n_emit), REMAP_DROP);
-	ck_assert_uint_eq(n_emit, 0);
+	for (uint32_t i = 0; i < n_emit; i++) {
+		ck_assert_int_eq(roce_parse(emit[i].buf, emit[i].len, &q), ROCE_OK);
+		if (emit[i].to_server && q.opcode == ROCE_RC_WRITE_ONLY && q.qpn == 0x101 &&
+		    q.psn == 501 && q.payload_len == 0)
+			filled = true;
+	}
+	/* client 1's next request rides 0x101 at the PSN after the fill */
 	len = rm_build(f, &d.up[1], ROCE_RC_WRITE_ONLY, 502, true, (uint8_t[16]){ [15] = 8 },
 		       16, (uint8_t[8]){ 1 }, 8);
 	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	n_emit = 0;
 	ck_assert_int_eq(remap_on_request(d.r, f, &len, sizeof(f), &p, false, 3, emit, 8,
-					  &n_emit), REMAP_DROP);
+					  &n_emit), REMAP_MODIFIED);
 	note_fails(&fails, emit, n_emit);
-	told_once(&fails, 0x201, 502);
+	ck_assert_int_eq(fails.n, 0);
+	for (uint32_t i = 0; i < n_emit; i++) {
+		ck_assert_int_eq(roce_parse(emit[i].buf, emit[i].len, &q), ROCE_OK);
+		if (emit[i].to_server && q.opcode == ROCE_RC_WRITE_ONLY && q.qpn == 0x101 &&
+		    q.psn == 501 && q.payload_len == 0)
+			filled = true;
+	}
+	ck_assert(filled);
+	ck_assert_int_eq(roce_parse(f, len, &q), ROCE_OK);
+	ck_assert_uint_eq(q.qpn, 0x101);
+	ck_assert_uint_eq(q.psn, 502);
+	ck_assert_uint_eq(R2(d.r)->dead_lane_told, 0);
+	/* the lost QP's late answer to the owner's address goes to nobody */
+	ck_assert_int_eq(dr_answer_at(&d, 0, lb + 1, 4), REMAP_DROP);
 	dr_free(&d);
 }
 END_TEST
@@ -1273,6 +1305,58 @@ dr_answer_at(struct dr *d, int cl, uint32_t psn, uint64_t now)
 	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
 	return remap_on_response(d->r, f, &len, sizeof(f), &p, false, now, emit, 8, &n_emit);
 }
+
+/*
+ * As t_owner_lost_rider_goes_on, with two riders: client 1's WRITE 502 is
+ * out on the lost QP, unanswered (it may or may not have run): client 1
+ * is in doubt, the one QP that must fail (told at 502, counted), its PSN
+ * filled with a no-op on the new QP; client 2, with nothing outstanding,
+ * hosts the lane on its own QP (0x102, idle at 701) and goes on.
+ */
+START_TEST(t_owner_lost_in_doubt_told)
+{
+	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
+				   .keep_conns = true };
+	struct remap_emit emit[8];
+	struct asked fails = { 0 };
+	struct remap_lane_info li;
+	struct dr d = { 0 };
+	struct roce_pkt q;
+	uint32_t n_emit = 0, lb;
+	bool filled = false;
+
+	lb = dr_two_bound(&d, &sv);
+	ck_assert_int_eq(dr_frame(&d, true, 2, 700, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, false, 2, 700, NULL, NULL), REMAP_PASS);
+	ck_assert_int_eq(dr_frame(&d, true, 2, 701, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.psn, lb + 1);
+	ck_assert_int_eq(dr_frame(&d, false, 0, lb + 1, NULL, NULL), REMAP_MODIFIED);
+	ck_assert_int_eq(dr_frame(&d, true, 1, 502, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.psn, lb + 2);
+	rc_close(d.rc, rc_find_req(d.rc, d.up[0].src_ip, sv.ip, 0x100), 1);
+	ck_assert_uint_eq(R2(d.r)->lanes_rescued, 1);
+	ck_assert_uint_eq(R2(d.r)->in_doubt_failed, 1);
+	ck_assert_uint_eq(R2(d.r)->lanes_closed, 0);
+	ck_assert_int_eq(remap_lane_info(d.r, sv.ip, 0, &li), 0);
+	ck_assert(li.open);
+	ck_assert_uint_eq(li.srv_qpn, 0x102);
+	ck_assert_uint_eq(li.bound, 1);
+	remap_tick(d.r, 2, emit, 8, &n_emit);
+	note_fails(&fails, emit, n_emit);
+	told_once(&fails, 0x201, 502);
+	for (uint32_t i = 0; i < n_emit; i++) {
+		ck_assert_int_eq(roce_parse(emit[i].buf, emit[i].len, &q), ROCE_OK);
+		if (emit[i].to_server && q.opcode == ROCE_RC_WRITE_ONLY && q.qpn == 0x102 &&
+		    q.psn == 701 && q.payload_len == 0)
+			filled = true;
+	}
+	ck_assert(filled);
+	ck_assert_int_eq(dr_frame(&d, true, 2, 702, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.qpn, 0x102);
+	ck_assert_uint_eq(q.psn, 702);
+	dr_free(&d);
+}
+END_TEST
 
 /*
  * A rider re-creates its QP out of band, reusing QPN and PSNs (Sherman's
@@ -2037,7 +2121,8 @@ remap_suite(void)
 	tcase_add_test(tc, t_order_answer_forgotten);
 	tcase_add_test(tc, t_drain_abandoned);
 	tcase_add_test(tc, t_closed_lane_tells);
-	tcase_add_test(tc, t_closed_lane_tells_at_next_request);
+	tcase_add_test(tc, t_owner_lost_rider_goes_on);
+	tcase_add_test(tc, t_owner_lost_in_doubt_told);
 	tcase_add_test(tc, t_fatal_nak_moves_lane);
 	tcase_add_test(tc, t_fatal_nak_moves_twice);
 	tcase_add_test(tc, t_fatal_nak_read_answer_lost);
