@@ -239,6 +239,12 @@ rmp_lane_move(struct remap *r, struct rmp_lane *l, uint32_t L, uint32_t failed)
 	l->next = roce_psn_add(l->next, delta);
 	l->recovering = roce_psn_diff(l->resend, l->next) < 0;
 	l->prompted_set = 0;
+	/* A new ordering domain: a WRITE of before the move that ran on the
+	 * old QP or not (a fill took its PSN) may be in atomic replacement's
+	 * shadow; decided in the same domain, a grant after it would trust
+	 * it.  In another domain the S2 gate holds such a word until the
+	 * write is ACKed or abandoned (ser_word.c). */
+	l->dom = rc_new_domain(r->rc);
 	l->moved = 1;
 	r->c.lanes_moved++;
 	return true;
