@@ -93,6 +93,7 @@ ser_fn_params(struct ser_params *prm, struct ser_region *regions,
 	prm->max_refusals = cfg->atomic.max_refusals;
 	prm->gate_tsc = ms_to_tsc(cfg->atomic.gate_ms);
 	prm->pending_expire_tsc = ms_to_tsc(cfg->atomic.pending_expire_ms);
+	prm->faa_out_of_band = cfg->atomic.faa_out_of_band;
 	prm->learn_holdoff_tsc = ms_to_tsc(cfg->atomic.learn_holdoff_ms);
 	prm->conn_idle_tsc = ms_to_tsc(cfg->atomic.conn_idle_ms);
 	prm->no_force_ackreq = !cfg->atomic.force_ackreq;

@@ -563,6 +563,19 @@ req_behind(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 }
 
 /* ------------------------------------------------------------------ */
+
+/* An FAA of a connection set up out of band, on no lane: a new life of
+ * its QPN that sends the same FAA at an answered PSN looks like its
+ * retransmission, and replayed its increment would be lost; the server
+ * tells them apart (ser_params.faa_out_of_band). */
+static inline bool
+faa_in_doubt(const struct ser *s, const struct rc_conn *c, const struct ser_who *who,
+	     const struct ser_op *op)
+{
+	return op->kind == SER_OP_FAA && !c->by_cm && who->dom == who->owner &&
+	       !s->prm.faa_out_of_band;
+}
+
 /* fresh: the next in-order request */
 
 static void
@@ -604,7 +617,8 @@ fresh_atomic(struct ser *s, struct rc_conn *c, struct ser_conn *sc,
 	}
 	if (sc->nodecide && roce_psn_diff(c->una, sc->nodecide_until) > 0)
 		sc->nodecide = 0;
-	may_rewrite = c->paired && sc->msn_known && !sc->nodecide;
+	may_rewrite = c->paired && sc->msn_known && !sc->nodecide &&
+		      !faa_in_doubt(s, c, who, &rc->op);
 	dec = ser_word_decide(s, rc->word, who, &rc->op, now, may_rewrite,
 			      &orig, &wval, &pending);
 	if (dec == SD_DROP) {

@@ -86,6 +86,18 @@ struct ser_params {
 	/* swordd sets AckReq on writes it forwards to managed words (rewritten
 	 * atomics, releases) so they are ACKed promptly; true turns that off. */
 	bool no_force_ackreq;
+	/*
+	 * Decide FAAs here also for connections the RDMA CM did not identify
+	 * (QPNs exchanged out of band) and that ride no lane.  Off by
+	 * default: such a QP re-created with its QPN and PSNs whose first
+	 * FAA is byte for byte an answered one at its PSN cannot be told from
+	 * a retransmission; replayed, its increment is lost (two FAAs
+	 * acknowledged, the counter moved once; test_conn
+	 * t_faa_new_life_runs).  Passed real, the server's own replay rules
+	 * tell them apart.  CAS and masked CAS stay decided: a replayed
+	 * decision of an identical one leaves memory as the server would.
+	 */
+	bool faa_out_of_band;
 	/* An unpaired connection's dropped request is asked back through its
 	 * server (ser_ask.c: a zero-length WRITE far ahead in its PSN space,
 	 * which the server NAKs to the client); true turns that off.  swordd

@@ -125,7 +125,9 @@ enum sword_mode {
 	X(conn_idle_ms, UINT, uint32_t, conn_idle_ms, 1, 3600000, "10000", 0, \
 	  "a client connection with no request this long ages out (lib/rc); above the clients' RC retry budget") \
 	X(force_ackreq, BOOL, bool, force_ackreq, 0, 1, "on", 0, \
-	  "set AckReq on writes forwarded to lock words")
+	  "set AckReq on writes forwarded to lock words") \
+	X(faa_out_of_band, BOOL, bool, faa_out_of_band, 0, 1, "off", 0, \
+	  "also decide FAAs of connections set up without the RDMA CM: only where no QP is re-created with a QPN swordd may still know")
 
 /* [remap] (lib/remap: connection remapping, features.remapping) */
 #define SWORD_KEYS_REMAP(X) \

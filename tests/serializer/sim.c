@@ -181,7 +181,11 @@ sim_init_ex(struct sim *s, int ncl, bool with_ser, bool coalesce,
 			.rkey = SIM_RKEY, .base = SIM_LOCKS, .len = SIM_LOCK_LEN };
 		s->prm = (struct ser_params){ .regions = &s->region, .n_regions = 1,
 			.max_conns = 64, .ring_size = 256, .max_refusals = 16,
-			.rc = s->rc };
+			.rc = s->rc,
+			/* the model's QPs are set up out of band and a test
+			 * that re-creates one says so (test_conn
+			 * t_faa_new_life_runs): FAAs decided here too */
+			.faa_out_of_band = true };
 		s->ser = ser_create(&s->prm);
 		if (s->ser == NULL)
 			return -1;
