@@ -47,6 +47,7 @@
 #define MAX_GROUPS 65536
 #define SWORD_COOKIE "0x5304d"  /* "sword": lets `ovs-ofctl del-flows br0 cookie=0x5304d/-1` remove them */
 #define GROUP_ID_BASE 0x5300    /* fast-failover group ids start here */
+#define GROUP_ID_LIVE 0x52ff    /* the always-live group the NORMAL buckets watch */
 
 struct host {
 	char ip[INET_ADDRSTRLEN];
@@ -150,12 +151,18 @@ print_to_sword(unsigned long sw, char *buf, size_t len)
 		if (groups[g].primary == sw)
 			break;
 	if (g == n_groups) {
+		/* OVS requires a watch on every ff bucket; the NORMAL bucket
+		 * watches GROUP_ID_LIVE, an indirect group whose one bucket has
+		 * no watch and is therefore always live.  OVS takes the first
+		 * live bucket: swordd's port while it is up, else NORMAL. */
+		if (n_groups == 0)
+			fprintf(group_file, "group_id=%u,type=indirect,bucket=actions=NORMAL\n",
+				GROUP_ID_LIVE);
 		groups[n_groups++].primary = sw;
-		/* the second bucket watches nothing, so it is always live: OVS
-		 * takes the first live bucket */
 		fprintf(group_file,
 			"group_id=%u,type=ff,bucket=watch_port:%lu,actions=output:%lu,"
-			"bucket=actions=NORMAL\n", GROUP_ID_BASE + g, sw, sw);
+			"bucket=watch_group:%u,actions=NORMAL\n", GROUP_ID_BASE + g, sw, sw,
+			GROUP_ID_LIVE);
 	}
 	snprintf(buf, len, "group:%u", GROUP_ID_BASE + g);
 }

@@ -77,10 +77,12 @@ if "$tool" -c "$tmp/a.conf" --sword 5 -c "$tmp/b.conf" --sword 7 --failover "$tm
 	cp "$tmp/groups" "$tmp/groups.parsed"
 	grep -qE 'udp,nw_dst=198.18.0.2,tp_dst=4791 .*group:(21248)' "$tmp/so.parsed" || bad "server a not via group"
 	g=$(sed -nE 's/.*udp,nw_dst=198.18.0.3,tp_dst=4791 .*group:([0-9]+).*/\1/p' "$tmp/so.parsed")
-	grep -qE "^group_id=$g,type=ff,bucket=watch_port:7,actions=output:7,bucket=actions=NORMAL$" "$tmp/groups.parsed" || bad "server b's group does not fail over from 7 to NORMAL: $(cat "$tmp/groups.parsed")"
+	grep -qE "^group_id=$g,type=ff,bucket=watch_port:7,actions=output:7,bucket=watch_group:21247,actions=NORMAL$" "$tmp/groups.parsed" || bad "server b's group does not fail over from 7 to NORMAL: $(cat "$tmp/groups.parsed")"
+	grep -qE "^group_id=21247,type=indirect,bucket=actions=NORMAL$" "$tmp/groups.parsed" || bad "no always-live group for the NORMAL buckets to watch"
 	grep -qE "udp,nw_src=198.18.0.3,tp_dst=4791 .*learn\(.*\),group:$g$" "$tmp/so.parsed" || bad "server b's responses not via its group"
 	# one per swordd port
 	[ "$(grep -c type=ff "$tmp/groups.parsed")" -eq 2 ] || bad "want 2 ff groups: $(cat "$tmp/groups.parsed")"
+	[ "$(wc -l <"$tmp/groups.parsed")" -eq 3 ] || bad "want 3 groups: $(cat "$tmp/groups.parsed")"
 	ok "scale-out + fail-over: $(wc -l <"$tmp/so.flows") flows, $(wc -l <"$tmp/groups") groups"
 else
 	bad "scale-out run failed"
