@@ -164,7 +164,7 @@ def failover(a):
     sets them up and the traffic goes through swordd again."""
     sig = SIGNALS[a.signal]
     rack = tor.Rack(mode=a.mode, n_servers=1, owners=(0,), accel=not a.passthrough,
-                    failover=True)
+                    failover=True, listed=a.listed)
     groups = rack.ovs.ofctl("dump-groups", rack.br)
     t.log(groups)
     t.check("type=ff" in groups, "no fast-failover group in the switch")
@@ -342,6 +342,7 @@ def late_host(a):
     late = rack.add_client("c2", LATE_IP, OF_LATE)
     t.log("host %s (MAC %s) attached on port %d after the rules were loaded"
           % (late.ip, late.mac, late.ofport))
+    watch = FdbWatch(rack)
     t.wait_for(lambda: subprocess.run(
         t.in_ns(late.ns, ["ping", "-c", "1", "-W", "1", srv.ip]),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0,
@@ -354,7 +355,6 @@ def late_host(a):
     # and what of it the new host received
     at_late = Sniff(late.ns, late.ifname, os.path.join(rack.d, "at-late.pcap"),
                     ["--immediate-mode", "udp", "port", "4791", "and", "src", "host", srv.ip])
-    watch = FdbWatch(rack)
     try:
         res = tor.run_workload(rack, ops=a.ops, locks=LOCKS, client=late)
     finally:
@@ -404,8 +404,8 @@ def body():
     ap.add_argument("--failover", action="store_true")
     ap.add_argument("--late-host", action="store_true",
                     help="a client attached after the flows were loaded")
-    ap.add_argument("--listed", choices=("all", "servers", "none"), default="servers",
-                    help="--late-host: the hosts given to sword-openflow as --host")
+    ap.add_argument("--listed", choices=("all", "servers", "none"), default="all",
+                    help="the hosts given to sword-openflow as --host")
     ap.add_argument("--passthrough", action="store_true",
                     help="fail-over with acceleration off")
     ap.add_argument("--duration", type=float, default=8)
