@@ -11,6 +11,9 @@ sword-openflow.
   test_tor.py --failover [--passthrough] [--signal TERM|KILL|STOP [--cont-after S]]
                                            fast-failover groups, the instance
                                            stopped, killed or hung mid-load
+  test_tor.py --late-host [--listed servers|none]
+                                           a client host attached after the
+                                           flows were loaded, in no --host
 
 Checks (all shapes): the lock workload with acceleration passes (0
 violations, memory equals the clients' critical sections); the redirect
@@ -53,7 +56,8 @@ def check_instance_saw_only_its_servers(rack, res, stats, flows):
     endpoints retransmit)."""
     for inst, st in zip(rack.instances, stats):
         outs = ["output:%d" % p for p in inst.ofports]
-        redirected = sum(f[2] for f in flows if f[0] == 100 and f[3] in outs)
+        # the last action (the first is learn(...))
+        redirected = sum(f[2] for f in flows if f[0] == 100 and f[3].split(",")[-1] in outs)
         want = 0
         for s in inst.servers:
             sjs, cjs, _ = res[s.index]
@@ -160,7 +164,7 @@ def failover(a):
     sets them up and the traffic goes through swordd again."""
     sig = SIGNALS[a.signal]
     rack = tor.Rack(mode=a.mode, n_servers=1, owners=(0,), accel=not a.passthrough,
-                    failover=True)
+                    failover=True, listed=a.listed)
     groups = rack.ovs.ofctl("dump-groups", rack.br)
     t.log(groups)
     t.check("type=ff" in groups, "no fast-failover group in the switch")
@@ -284,6 +288,104 @@ def failover(a):
     tor.check_non_roce_once(rack)
 
 
+LATE_IP = "198.18.0.4"
+OF_LATE = 4
+
+
+class FdbWatch:
+    """Samples the switch's MAC table (fdb/show) until stop(): every
+    sample is kept, so "never on swordd's port" covers the whole run and
+    not only its end."""
+
+    def __init__(self, rack):
+        import threading
+        self.rack = rack
+        self.samples = 0
+        self.bad = []
+        self.last = ""
+        self.done = threading.Event()
+        self.th = threading.Thread(target=self._run, daemon=True)
+        self.th.start()
+
+    def _run(self):
+        ports = self.rack.sword_ports()
+        while not self.done.is_set():
+            out = self.rack.ovs.appctl("fdb/show", self.rack.br)
+            self.samples += 1
+            self.last = out
+            for line in out.splitlines()[1:]:
+                f = line.split()
+                if len(f) >= 3 and f[0].isdigit() and int(f[0]) in ports:
+                    self.bad.append(line.strip())
+            self.done.wait(0.2)
+
+    def stop(self):
+        self.done.set()
+        self.th.join(30)
+        return self.samples, self.bad, self.last
+
+
+def late_host(a):
+    """A client host that did not exist when sword-openflow's rules were
+    loaded (its netns, veth and switch port are made afterwards, and it is
+    in no --host) runs the lock workload against the managed server.  Its
+    requests and the server's responses must go through swordd (frames
+    swordd sent to the new host are captured on swordd's port), the
+    responses must reach it (the workload's checks), the switch must have
+    learned it on its own port only, and the MAC table must never show a
+    host MAC on swordd's port.  With the rules of before the learned table
+    (responses from swordd only to listed hosts, the rest dropped at
+    priority 190) the new host's responses never arrive and its run fails."""
+    rack = tor.Rack(mode=a.mode, n_servers=1, owners=(0,), accel=True, listed=a.listed)
+    inst = rack.instances[0]
+    srv = rack.servers[0]
+    late = rack.add_client("c2", LATE_IP, OF_LATE)
+    t.log("host %s (MAC %s) attached on port %d after the rules were loaded"
+          % (late.ip, late.mac, late.ofport))
+    watch = FdbWatch(rack)
+    t.wait_for(lambda: subprocess.run(
+        t.in_ns(late.ns, ["ping", "-c", "1", "-W", "1", srv.ip]),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0,
+        60, "ping from the new host to %s through the switch" % srv.ip)
+    # what swordd sent to the new host: frames arriving at the switch from
+    # swordd's (client-side) port, as seen on its veth in the root netns
+    sn = Sniff(None, inst.outers[0], os.path.join(rack.d, "sword-to-late.pcap"),
+               ["--immediate-mode", "-Q", "in", "udp", "port", "4791", "and",
+                "dst", "host", late.ip])
+    # and what of it the new host received
+    at_late = Sniff(late.ns, late.ifname, os.path.join(rack.d, "at-late.pcap"),
+                    ["--immediate-mode", "udp", "port", "4791", "and", "src", "host", srv.ip])
+    try:
+        res = tor.run_workload(rack, ops=a.ops, locks=LOCKS, client=late)
+    finally:
+        samples, bad, last = watch.stop()
+    to_late, got_late = sn.stop(), at_late.stop()
+    t.log("fdb/show %s after the run (%d samples taken during it):\n%s"
+          % (rack.br, samples, last))
+    learned = rack.ovs.ofctl("dump-flows", rack.br, "table=1")
+    t.log("learned table:\n" + learned)
+    t.log("swordd sent %d RoCE frames to the new host, which received %d from the server"
+          % (len(to_late), len(got_late)))
+    t.check(len(to_late) > 0, "swordd sent no RoCE frame to the new host %s" % late.ip)
+    t.check(len(got_late) > 0, "none of the %d RoCE frames swordd sent to the new host %s "
+            "reached it: the switch dropped them (its flows: %r)"
+            % (len(to_late), late.ip, [f for f in rack.ovs.flows(rack.br) if f[2]]))
+    check_workload(res)
+    t.check(not bad, "host MACs on swordd's port %r in the switch's MAC table: %r"
+            % (rack.sword_ports(), bad))
+    tor.check_no_mac_on_sword(rack)
+    t.check(re.search(r"dl_dst=%s actions=output:%d" % (late.mac, late.ofport), learned),
+            "the new host's MAC %s is not learned on its port %d: %s"
+            % (late.mac, late.ofport, learned))
+    t.check(not re.search(r"actions=output:(%s)\b" % "|".join(map(str, rack.sword_ports())),
+                          learned), "a MAC learned on swordd's port: %s" % learned)
+    flows = rack.ovs.flows(rack.br)
+    for prio, match, n, act in flows:
+        t.log("flow priority=%d %s actions=%s: n_packets=%d" % (prio, match, act, n))
+    stats = rack.stop_instances()
+    check_instance_saw_only_its_servers(rack, res, stats, flows)
+
+
 def shape(a):
     if a.scale_out:
         return dict(mode=a.mode, n_servers=2, owners=(0, 1))
@@ -300,6 +402,10 @@ def body():
     ap.add_argument("--ovs-dpdk", action="store_true",
                     help="OVS-DPDK (openvswitch-switch-dpdk), swordd on memif")
     ap.add_argument("--failover", action="store_true")
+    ap.add_argument("--late-host", action="store_true",
+                    help="a client attached after the flows were loaded")
+    ap.add_argument("--listed", choices=("all", "servers", "none"), default="all",
+                    help="the hosts given to sword-openflow as --host")
     ap.add_argument("--passthrough", action="store_true",
                     help="fail-over with acceleration off")
     ap.add_argument("--duration", type=float, default=8)
@@ -311,6 +417,8 @@ def body():
     a, _ = ap.parse_known_args()
     if a.failover:
         return failover(a)
+    if a.late_host:
+        return late_host(a)
 
     if a.ovs_dpdk:
         tor.require_ovs_dpdk()

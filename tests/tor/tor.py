@@ -304,8 +304,11 @@ class Rack:
     instances; owners[i] = instance owning server i."""
 
     def __init__(self, mode="two-port", n_servers=1, owners=(0,), accel=True, failover=False,
-                 ovs_dpdk=False):
+                 ovs_dpdk=False, listed="all"):
+        """listed: the hosts sword-openflow gets as --host IP=PORT: "all",
+        "servers" or "none" (the rest is learned by the switch)."""
         self.d = t.tmpdir()
+        self.listed = listed
         tg = t.tag()
         self.ovs_dpdk = ovs_dpdk
         self.ovs = Ovs(self.d, dpdk=ovs_dpdk)
@@ -337,7 +340,8 @@ class Rack:
         cmd = [tool("SWORD_OPENFLOW")]
         for inst in self.instances:
             cmd += inst.openflow_args()
-        for h in self.hosts:
+        listed = {"all": self.hosts, "servers": self.servers, "none": []}[self.listed]
+        for h in listed:
             cmd += ["--host", "%s=%d" % (h.ip, h.ofport)]
         groups = os.path.join(self.d, "groups.txt")
         if failover:
@@ -352,6 +356,14 @@ class Rack:
         t.log("flows loaded:\n" + "\n".join(l for l in r.stdout.splitlines()
                                             if not l.startswith("#")))
 
+    def add_client(self, role, ip, ofport):
+        """A client host attached after the flows were loaded: a new netns
+        and port, known to no rule."""
+        h = Host(role, ip, ofport, t.tag())
+        self.ovs.add_port(self.br, h.outer, h.ofport)
+        self.hosts.append(h)
+        return h
+
     def sword_ports(self):
         return [p for inst in self.instances for p in inst.ofports]
 
@@ -361,12 +373,13 @@ class Rack:
 
 def run_workload(rack, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None,
                  locks=4, servers=None, rto_us=10000, max_retries=600, retry_storm=None,
-                 client_timeout=300, during=None, progress=0):
+                 client_timeout=300, during=None, progress=0, client=None):
     """roce-peer servers and `clients` clients per server (all in the client
-    netns, distinct client ids so no two share a QPN); `during()` runs while
-    the clients run.  Returns {server index: (server json, [client json],
-    [client rc])}."""
+    netns, or `client`'s, distinct client ids so no two share a QPN);
+    `during()` runs while the clients run.  Returns {server index: (server
+    json, [client json], [client rc])}."""
     rp = e2e.roce_peer_path()
+    client = client or rack.client
     d = rack.d
     servers = rack.servers if servers is None else servers
     total = clients * len(servers)
@@ -390,7 +403,7 @@ def run_workload(rack, workload="sherman-lock", clients=2, qps=2, ops=None, dura
     for s, _, _ in srvs:
         for _ in range(clients):
             cj = os.path.join(d, "client%d.json" % cid)
-            cmd = [rp, "client", "--iface", rack.client.ifname, "--ip", CLIENT_IP,
+            cmd = [rp, "client", "--iface", client.ifname, "--ip", client.ip,
                    "--server-ip", s.ip, "--server-mac", s.mac, "--client-id", str(cid),
                    "--qps", str(qps), "--workload", workload, "--locks", str(locks),
                    "--rto-us", str(rto_us), "--max-retries", str(max_retries),
@@ -401,7 +414,7 @@ def run_workload(rack, workload="sherman-lock", clients=2, qps=2, ops=None, dura
                 cmd += ["--duration", str(duration)]
             if retry_storm:
                 cmd += ["--retry-storm", str(retry_storm)]
-            cls.append((s, e2e.Proc(t.in_ns(rack.client.ns, cmd), d, "client%d" % cid), cj))
+            cls.append((s, e2e.Proc(t.in_ns(client.ns, cmd), d, "client%d" % cid), cj))
             cid += 1
     rack.clients_started = time.monotonic()
     if during:
