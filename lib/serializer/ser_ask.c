@@ -149,9 +149,22 @@ void
 ser_ask_after_response(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 		       const uint8_t *f, const struct roce_pkt *p)
 {
+	uint32_t psn = p->psn;
+
 	if (!roce_has(p->oi, ROCE_HDR_AETH))
 		return;
-	sc->cl_msn = roce_get_msn(f, p);
+	/* the newest answer's MSN only: with remapping in front, an answer
+	 * at an older PSN reaches the client after newer ones (a READ placed
+	 * anew on its lane is answered again with its own, older MSN), and an
+	 * ask carrying it would take the client's MSN back (issue #29 finding
+	 * 7).  A NAK's MSN counts what completed before its PSN. */
+	if (roce_syndrome_kind(roce_get_syndrome(f, p)) != ROCE_AETH_ACK)
+		psn = roce_psn_add(psn, ROCE_PSN_MASK);
+	if (!sc->cl_msn_set || roce_psn_diff(psn, sc->cl_msn_psn) >= 0) {
+		sc->cl_msn = roce_get_msn(f, p);
+		sc->cl_msn_psn = psn;
+		sc->cl_msn_set = 1;
+	}
 	if (!sc->ask)
 		return;
 	if (roce_psn_diff(c->una, sc->ask_psn) > 0) {

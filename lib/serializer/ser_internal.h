@@ -156,7 +156,9 @@ struct ser_conn {
 	uint32_t read_maxend; /* last READ: first PSN after its longest possible span */
 	/* ser_ask.c: a dropped request the client is to be asked to resend */
 	uint32_t ask_psn;     /* from where */
-	uint32_t cl_msn;      /* the MSN of the last response the client got */
+	uint32_t cl_msn;      /* the MSN of the newest response the client got */
+	uint32_t cl_msn_psn;  /* the PSN it came at (a NAK's: the one before) */
+	uint8_t cl_msn_set;
 	uint8_t ask;          /* an ask is due once una reaches ask_psn */
 	uint8_t ask_n;        /* asks at ask_psn so far (the timer grows) */
 	struct ser_stub *ring;

@@ -661,6 +661,10 @@ rm_client_rx(struct rm_client *c, const uint8_t *frame, uint32_t len,
 	    roce_psn_diff(P, c->next_psn) >= 0) {
 		/* duplicate or ghost: a requester drops it; I6 check */
 		c->dup_responses++;
+		if (roce_psn_diff(P, c->next_psn) >= 0) {
+			c->beyond_responses++;
+			c->beyond_psn = P;
+		}
 		/* A different value for a PSN the requester completed is a
 		 * stale copy of the request answered afresh (ser_word.c S8),
 		 * which a requester discards: counted, not an error.  What a
@@ -688,6 +692,10 @@ rm_client_rx(struct rm_client *c, const uint8_t *frame, uint32_t len,
 			return;
 		}
 		if (roce_syndrome_kind(syn) == ROCE_AETH_RNR_NAK) {
+			/* what completed before P: never behind what it saw */
+			if (c->have_msn && roce_psn_diff(msn, c->last_msn) < 0)
+				rm_client_error(c, "client %d: RNR NAK PSN %u MSN %u went "
+						"back from %u", c->id, P, msn, c->last_msn);
 			retransmit_from(c, P, out);
 			return;
 		}

@@ -167,6 +167,11 @@ struct rm_client {
 	char err[RM_ERRS][160];
 	uint64_t implicit_naks;   /* response covered an outstanding atomic/read */
 	uint64_t retransmits, completed, dup_responses;
+	/* responses at a PSN it never sent (at or beyond its next PSN): a
+	 * requester drops them, but swordd must never send one (every frame
+	 * reaching a client is in its PSN space) */
+	uint64_t beyond_responses;
+	uint32_t beyond_psn;
 	uint64_t dup_changed;   /* a completed atomic's duplicate answer differed */
 	bool strict;              /* implicit NAKs are errors (no loss below swordd) */
 };

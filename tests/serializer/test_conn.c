@@ -376,6 +376,69 @@ START_TEST(t_s4_foreign_write_vs_blind_write)
 }
 END_TEST
 
+/*
+ * Issue #29 finding 7 (MSN goes back).  The serializer's RNR NAK asking a
+ * client to resend (ser_ask.c) carried the MSN of the last response it
+ * had passed to that client, whatever its PSN.  With remapping in front,
+ * a response at an older PSN with an older MSN does reach a client after
+ * newer ones: a READ placed anew on its lane (remap_req.c read_again) is
+ * answered again with its own MSN, after the client was given later
+ * MSNs.  Here B's READ is answered (MSN m), its WRITE is ACKed (m + 1),
+ * then the READ's answer comes again with m (as remapping delivers the
+ * re-placed READ's answer; B drops it as a duplicate).  B's CAS is then
+ * dropped at the S2 gate and asked back at once: the RNR NAK must not
+ * carry m, behind the m + 1 B already has.  (Fails before: "client 1:
+ * RNR NAK PSN 3190 MSN 3 went back from 4".)
+ */
+static struct rm_frame f7_read_answer;
+static bool f7_have;
+
+static bool
+f7_keep_read_answer(struct sim *s, int q, const struct rm_frame *f)
+{
+	struct roce_pkt p;
+
+	(void)s;
+	if (q == Q_M2S && !f7_have && roce_parse((uint8_t *)f->buf, f->len, &p) == ROCE_OK &&
+	    p.opcode == ROCE_RC_READ_RESPONSE_ONLY && p.qpn == SIM_CL_QPN(1)) {
+		f7_read_answer = *f;
+		f7_have = true;
+	}
+	return false;
+}
+
+START_TEST(t_ask_msn_never_back)
+{
+	struct sim s;
+
+	init(&s, 2, 0, false, "conn-ask-msn-back");
+	learn(&s, 0, lock_va(3));
+	f7_have = false;
+	s.filter = f7_keep_read_answer;
+	post_read(&s, 1);                          /* pairs B: MSN m */
+	sim_flow(&s, 1000);
+	s.filter = NULL;
+	ck_assert(f7_have);
+	post(&s, 1, &(struct rm_op){ .type = RM_WRITE, .va = SIM_DATA, .len = 8,
+				     .ackreq = true, .user = MANUAL });
+	sim_flow(&s, 1000);                        /* ACKed: m + 1 */
+	/* the READ's answer again, with m */
+	ck_assert(rm_queue_push(&s.q[Q_M2S], f7_read_answer.buf, f7_read_answer.len));
+	sim_flow(&s, 1000);
+	post_cas(&s, 0, lock_va(3), 1, 0);         /* A: acquire ... */
+	post_write(&s, 0, lock_va(3), 0);          /* ... and release */
+	post_cas(&s, 1, lock_va(3), 2, 0);         /* B: dropped (S2), asked */
+	while (s.q[Q_C2S].n)
+		ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert_uint_ge(C(&s)->gated_drop, 1);
+	ck_assert(sim_run(&s, 4000000, 0));
+	ck_assert_uint_ge(C(&s)->asked_back, 1);
+	sim_check_shadow(&s);
+	ASSERT_CLEAN(&s);
+	sim_free(&s);
+}
+END_TEST
+
 START_TEST(t_gated_drop_asks_back)
 {
 	/* A takes and releases the lock in one pipelined burst: two of its
@@ -1294,6 +1357,7 @@ conn_suite(void)
 	tcase_add_test(tc, t_s3_pipelined_faa_outlives_expiry);
 	tcase_add_test(tc, t_s4_foreign_write_vs_blind_write);
 	tcase_add_loop_test(tc, t_gated_drop_asks_back, 0, 4);
+	tcase_add_test(tc, t_ask_msn_never_back);
 	tcase_add_test(tc, t_dup_write_ack_at_real_atomic);
 	tcase_add_test(tc, t_s5_read_span_overestimated);
 	tcase_add_test(tc, t_s6_go_back_n_beyond_ring);
