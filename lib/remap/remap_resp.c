@@ -156,28 +156,89 @@ emit_acks(struct resp_ctx *x, uint32_t skip_conn)
 	}
 }
 
-/* Answered duplicates whose client retransmitted them: ACK them again. */
+/*
+ * Is a READ or atomic of rcn's before client PSN cpsn unanswered on lane l
+ * (placed anew after a go-back-N: lane order is no longer the client's)?
+ * An ACK at cpsn would acknowledge it (I3).  Walks its reverse index back
+ * to its binding or to what the index no longer holds (answered long ago).
+ */
+static bool
+unanswered_before(struct remap *r, struct rmp_lane *l, uint32_t conn, const struct rmp_conn *rcn,
+		  uint32_t cpsn)
+{
+	uint32_t q = cpsn;
+
+	for (uint32_t k = 0; k <= r->crev_mask; k++) {
+		const struct rmp_rev *rv;
+		const struct rmp_stub *st;
+
+		q = roce_psn_add(q, ROCE_PSN_MASK);
+		if (roce_psn_diff(q, rcn->bind_psn) < 0)
+			return false;
+		rv = &rcn->rev[q & r->crev_mask];
+		if (!rv->valid || rv->cpsn != q)
+			return false;
+		if (rv->kind == RK_ACKABLE)
+			continue;
+		st = rmp_stub_get(r, l, rv->lpsn);
+		if (st != NULL && st->conn == conn && st->inc == rcn->inc && st->cpsn == q &&
+		    !(st->flags & RS_ANSWERED))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Answered duplicates whose client retransmitted them: ACK them again,
+ * one ACK per client at its highest such PSN (the lane's order of them
+ * is not the client's once a READ was placed anew: one at a time, the
+ * MSNs went back), and none past a READ or atomic of its still
+ * unanswered: that client retransmits again after it is answered (issue
+ * #29: an owner's go-back-N got ACK 104 with MSN 5 and then ACK 103 with
+ * MSN 4, both past its READ 102 placed anew).
+ */
 static void
 reack(struct resp_ctx *x, uint32_t upto_incl)
 {
 	struct remap *r = x->r;
 	struct rmp_lane *l = x->l;
 	const uint8_t syn = roce_syndrome_make(ROCE_AETH_ACK, ROCE_AETH_CREDIT_INVALID);
-	uint32_t q = upto_incl;
+	struct reack_best { uint32_t conn, cpsn, cmsn; } best[ACC_MAX];
+	uint32_t n = 0, q = upto_incl;
 
 	for (uint32_t k = 0; l->reack && k <= r->ring_mask; k++, q = roce_psn_add(q, ROCE_PSN_MASK)) {
 		struct rmp_stub *st = rmp_stub_get(r, l, q);
 		struct rmp_conn *rcn;
-		struct rc_conn *c;
+		uint32_t i;
 
 		if (st == NULL || !(st->flags & RS_REACK))
 			continue;
 		st->flags &= (uint8_t)~RS_REACK;
 		l->reack--;
-		if ((c = rmp_stub_client(r, st, &rcn)) == NULL)
+		if (rmp_stub_client(r, st, &rcn) == NULL ||
+		    unanswered_before(r, l, st->conn, rcn, st->cpsn))
 			continue;
-		emit_aeth(x, c, rcn, st->cpsn, syn, st->cmsn);
-		note_acked(rcn, st->cpsn);
+		for (i = 0; i < n && best[i].conn != st->conn; i++)
+			;
+		if (i == n) {
+			if (n == ACC_MAX) {
+				r->c.emit_full++;
+				continue;
+			}
+			best[n++] = (struct reack_best){ st->conn, st->cpsn, st->cmsn };
+		} else if (roce_psn_diff(st->cpsn, best[i].cpsn) > 0) {
+			best[i].cpsn = st->cpsn;
+			best[i].cmsn = st->cmsn;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct rmp_conn *rcn = &r->conns[best[i].conn];
+		struct rc_conn *c = rc_at(r->rc, best[i].conn);
+
+		if (c == NULL)
+			continue;
+		emit_aeth(x, c, rcn, best[i].cpsn, syn, best[i].cmsn);
+		note_acked(rcn, best[i].cpsn);
 		r->c.reacked++;
 	}
 }

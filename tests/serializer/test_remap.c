@@ -1656,6 +1656,77 @@ START_TEST(t_fatal_nak_read_answer_lost)
 END_TEST
 
 /*
+ * The owner goes back N after the answer to its READ 102 was lost (the
+ * server's ACK of 104 came): the READ is placed anew at lane PSN 105, its
+ * WRITEs 103 and 104 go again as duplicates, and the server's ACK of them
+ * (its latest PSN, 105) overtakes the READ's answer.  Nothing may ACK
+ * the owner past its unanswered READ, nor send MSNs that go back: before,
+ * swordd sent ACK 104 and then ACK 103 (issue #29, findings 7 and 8:
+ * re-ACKs in lane order, past the READ placed anew).  The READ's answer
+ * then goes to the owner at 102.
+ */
+START_TEST(t_reack_not_past_read_placed_anew)
+{
+	struct remap_server sv = { .ip = RTE_BE32(0xc6120001), .lanes = 1,
+				   .keep_conns = true };
+	uint8_t f[256], reth[16] = { 0 }, aeth[4] = { 0, 0, 0, 9 }, data[8] = { 7 };
+	struct remap_emit emit[8];
+	struct dr d = { 0 };
+	struct roce_pkt p, q;
+	uint32_t len, n_emit = 0;
+
+	dr_open(&d, &sv);                       /* client 0 owns the lane from 101 */
+	reth[15] = 8;
+	len = rm_build(f, &d.up[0], ROCE_RC_READ_REQUEST, 102, true, reth, 16, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_request(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
+					  &n_emit), REMAP_MODIFIED);
+	ck_assert_int_eq(roce_parse(f, len, &q), ROCE_OK);
+	ck_assert_uint_eq(q.psn, 102);
+	ck_assert_int_eq(dr_frame(&d, true, 0, 103, NULL, &q), REMAP_MODIFIED);
+	ck_assert_int_eq(dr_frame(&d, true, 0, 104, NULL, &q), REMAP_MODIFIED);
+	ck_assert_uint_eq(q.psn, 104);
+	/* the server's ACK of 104; the READ's answer was lost */
+	dr_frame(&d, false, 0, 104, NULL, NULL);
+	/* go-back-N from 102 */
+	len = rm_build(f, &d.up[0], ROCE_RC_READ_REQUEST, 102, true, reth, 16, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_request(d.r, f, &len, sizeof(f), &p, false, 1, emit, 8,
+					  &n_emit), REMAP_MODIFIED);
+	ck_assert_int_eq(roce_parse(f, len, &q), ROCE_OK);
+	ck_assert_uint_eq(q.psn, 105);          /* placed anew */
+	dr_frame(&d, true, 0, 103, NULL, NULL);
+	dr_frame(&d, true, 0, 104, NULL, NULL);
+	/* the duplicates' ACK, at the server's latest PSN, before the READ's
+	 * answer: no ACK may reach the owner past 101 */
+	len = rm_build(f, &d.down[0], ROCE_RC_ACKNOWLEDGE, 105, false, aeth, 4, NULL, 0);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	n_emit = 0;
+	if (remap_on_response(d.r, f, &len, sizeof(f), &p, false, 2, emit, 8, &n_emit) ==
+	    REMAP_MODIFIED) {
+		ck_assert_int_eq(roce_parse(f, len, &q), ROCE_OK);
+		ck_assert_msg(q.qpn != 0x200 || roce_psn_diff(q.psn, 102) < 0,
+			      "the owner ACKed at %u past its READ 102", q.psn);
+	}
+	for (uint32_t i = 0; i < n_emit; i++) {
+		ck_assert_int_eq(roce_parse(emit[i].buf, emit[i].len, &q), ROCE_OK);
+		ck_assert_msg(emit[i].to_server || q.qpn != 0x200 || roce_psn_diff(q.psn, 102) < 0,
+			      "the owner ACKed at %u past its READ 102", q.psn);
+	}
+	/* the READ's answer: the owner's 102 */
+	aeth[3] = 10;
+	len = rm_build(f, &d.down[0], ROCE_RC_READ_RESPONSE_ONLY, 105, false, aeth, 4, data, 8);
+	ck_assert_int_eq(roce_parse(f, len, &p), ROCE_OK);
+	ck_assert_int_eq(remap_on_response(d.r, f, &len, sizeof(f), &p, false, 3, emit, 8,
+					   &n_emit), REMAP_MODIFIED);
+	ck_assert_int_eq(roce_parse(f, len, &q), ROCE_OK);
+	ck_assert_uint_eq(q.qpn, 0x200);
+	ck_assert_uint_eq(q.psn, 102);
+	dr_free(&d);
+}
+END_TEST
+
+/*
  * [atomic] pmtu 4096 (the default) on a path of MTU 1024: client 1's READ
  * of 4096 bytes takes one lane PSN, client 2's READ of 8 the next, but
  * the server answers client 1's in four packets, the second on client
@@ -2123,6 +2194,7 @@ remap_suite(void)
 	tcase_add_test(tc, t_closed_lane_tells);
 	tcase_add_test(tc, t_owner_lost_rider_goes_on);
 	tcase_add_test(tc, t_owner_lost_in_doubt_told);
+	tcase_add_test(tc, t_reack_not_past_read_placed_anew);
 	tcase_add_test(tc, t_fatal_nak_moves_lane);
 	tcase_add_test(tc, t_fatal_nak_moves_twice);
 	tcase_add_test(tc, t_fatal_nak_read_answer_lost);
