@@ -30,7 +30,7 @@
  * needs none of this after a death (the device is reset and loses link
  * when the process's file descriptors close), but a hang still needs it:
  * the guardian only knows kernel interfaces, so a vfio port of a hung
- * swordd stays up (README, Fail-over).
+ * swordd stays up (doc/deploying.md, Fail-open).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -124,7 +124,7 @@ usage(const char *prog, FILE *f)
 "error (EAL, ports).  SIGINT/SIGTERM stop the daemon cleanly.  With [ports]\n"
 "failover_bypass = on, however swordd ends (exit, crash, SIGKILL) or hangs\n"
 "(SIGSTOP, a wedged worker: [ports] guard_ms), its ports' links go down, so\n"
-"that the switch's bypass takes over (fail-open: README, Fail-over).\n"
+"that the switch's bypass takes over (fail-open: doc/deploying.md, Fail-open).\n"
 "\n"
 "Telemetry: /sword/stats, /sword/workers[,N], /sword/ports[,P], /sword/config,\n"
 "/sword/servers, /sword/version, /sword/lock,SERVER,VA, /sword/conns[,SERVER],\n"
