@@ -1198,6 +1198,21 @@ END_TEST
  * the code before: the lane closed and client 1 was told at its next
  * request; issue #29 finding 3, riders killed.)
  */
+/* A no-op WRITE (zero length) to server QP qpn at psn among emit[0..n). */
+static bool
+filled_at(const struct remap_emit *emit, uint32_t n, uint32_t qpn, uint32_t psn)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct roce_pkt q;
+
+		ck_assert_int_eq(roce_parse(emit[i].buf, emit[i].len, &q), ROCE_OK);
+		if (emit[i].to_server && q.opcode == ROCE_RC_WRITE_ONLY && q.qpn == qpn &&
+		    q.psn == psn && q.payload_len == 0)
+			return true;
+	}
+	return false;
+}
+
 static enum remap_verdict dr_answer_at(struct dr *d, int cl, uint32_t psn, uint64_t now);
 
 START_TEST(t_owner_lost_rider_goes_on)
@@ -1229,12 +1244,7 @@ START_TEST(t_owner_lost_rider_goes_on)
 	remap_tick(d.r, 2, emit, 8, &n_emit);
 	note_fails(&fails, emit, n_emit);
 	ck_assert_int_eq(fails.n, 0);
-	for (uint32_t i = 0; i < n_emit; i++) {
-		ck_assert_int_eq(roce_parse(emit[i].buf, emit[i].len, &q), ROCE_OK);
-		if (emit[i].to_server && q.opcode == ROCE_RC_WRITE_ONLY && q.qpn == 0x101 &&
-		    q.psn == 501 && q.payload_len == 0)
-			filled = true;
-	}
+	filled |= filled_at(emit, n_emit, 0x101, 501);
 	/* client 1's next request rides 0x101 at the PSN after the fill */
 	len = rm_build(f, &d.up[1], ROCE_RC_WRITE_ONLY, 502, true, (uint8_t[16]){ [15] = 8 },
 		       16, (uint8_t[8]){ 1 }, 8);
@@ -1244,12 +1254,7 @@ START_TEST(t_owner_lost_rider_goes_on)
 					  &n_emit), REMAP_MODIFIED);
 	note_fails(&fails, emit, n_emit);
 	ck_assert_int_eq(fails.n, 0);
-	for (uint32_t i = 0; i < n_emit; i++) {
-		ck_assert_int_eq(roce_parse(emit[i].buf, emit[i].len, &q), ROCE_OK);
-		if (emit[i].to_server && q.opcode == ROCE_RC_WRITE_ONLY && q.qpn == 0x101 &&
-		    q.psn == 501 && q.payload_len == 0)
-			filled = true;
-	}
+	filled |= filled_at(emit, n_emit, 0x101, 501);
 	ck_assert(filled);
 	ck_assert_int_eq(roce_parse(f, len, &q), ROCE_OK);
 	ck_assert_uint_eq(q.qpn, 0x101);
@@ -1344,12 +1349,7 @@ START_TEST(t_owner_lost_in_doubt_told)
 	remap_tick(d.r, 2, emit, 8, &n_emit);
 	note_fails(&fails, emit, n_emit);
 	told_once(&fails, 0x201, 502);
-	for (uint32_t i = 0; i < n_emit; i++) {
-		ck_assert_int_eq(roce_parse(emit[i].buf, emit[i].len, &q), ROCE_OK);
-		if (emit[i].to_server && q.opcode == ROCE_RC_WRITE_ONLY && q.qpn == 0x102 &&
-		    q.psn == 701 && q.payload_len == 0)
-			filled = true;
-	}
+	filled |= filled_at(emit, n_emit, 0x102, 701);
 	ck_assert(filled);
 	ck_assert_int_eq(dr_frame(&d, true, 2, 702, NULL, &q), REMAP_MODIFIED);
 	ck_assert_uint_eq(q.qpn, 0x102);
