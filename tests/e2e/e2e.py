@@ -307,7 +307,7 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
         client_timeout=300, progress=0, window=16, max_retries=600,
         initial_psn=None, reconnect_every=None, fault_seed=None,
         read_before_acquire=False, during=None, server_faults="same", client_faults="same",
-        reconnect_qps=None, atomic_unit=None, stall_ok=False):
+        reconnect_qps=None, atomic_unit=None, stall_ok=False, lead_ops=None):
     """Server + clients; returns (server_json, [client_json], [client rc]).
 
     initial_psn: every QP of every client (and the server's end) starts at
@@ -333,7 +333,10 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
     "0-1").  atomic_unit: the server's modelled RNIC atomic unit
     (atomics/s per word).  stall_ok: a client that does not finish in
     client_timeout is stopped (SIGTERM: it writes its summary) and marked
-    "_timed_out" in its JSON instead of failing the run."""
+    "_timed_out" in its JSON instead of failing the run.  lead_ops: client
+    0 starts alone and the others once it has completed that many ops
+    (its progress lines, every 20 ms), so that with remapping its QPs are
+    the first to bind: the lanes' owners."""
     if server_faults == "same":
         server_faults = faults
     if client_faults == "same":
@@ -367,7 +370,7 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
                "--client-id", str(c), "--qps", str(qps), "--workload", workload,
                "--locks", str(locks), "--ackreq", ackreq,
                "--rto-us", str(rto_us), "--max-retries", str(max_retries),
-               "--json", cj, "--progress", str(progress),
+               "--json", cj, "--progress", str(0.02 if lead_ops and c == 0 else progress),
                "--window", str(window)]
         cmd += psn_args(initial_psn)
         if reconnect_every:
@@ -382,6 +385,14 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
             cmd += ["--duration", str(duration)]
         cmd += fault_args(client_faults, 2000 + c if fault_seed is None else fault_seed + 1 + c)
         cls.append((Proc(t.in_ns(topo.ns_c, cmd), d, "client%d" % c), cj))
+        if lead_ops and c == 0 and clients > 1:
+            import re
+            p0 = cls[0][0]
+
+            def lead_done():
+                m = re.findall(r"^client 0 t=\S+ ops=(\d+)", p0.output(), re.M)
+                return p0.p.poll() is not None or (m and int(m[-1]) >= lead_ops)
+            t.wait_for(lead_done, 60, "client 0's first %d ops" % lead_ops, interval=0.005)
     if during is not None:
         during([p for p, _ in cls])
     rcs = [p.wait(client_timeout, stall_ok=stall_ok) for p, _ in cls]
