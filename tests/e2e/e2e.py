@@ -395,7 +395,14 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
             t.wait_for(lead_done, 60, "client 0's first %d ops" % lead_ops, interval=0.005)
     if during is not None:
         during([p for p, _ in cls])
-    rcs = [p.wait(client_timeout, stall_ok=stall_ok) for p, _ in cls]
+    if stall_ok:
+        # one deadline for all clients: a run whose clients all spin (on a
+        # leaked lock) ends after client_timeout, not N times that
+        import time
+        deadline = time.monotonic() + client_timeout
+        rcs = [p.wait(max(1, deadline - time.monotonic()), stall_ok=True) for p, _ in cls]
+    else:
+        rcs = [p.wait(client_timeout) for p, _ in cls]
     srv.p.terminate()
     srv.wait(30)
     cjs = []
