@@ -307,7 +307,8 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
         client_timeout=300, progress=0, window=16, max_retries=600,
         initial_psn=None, reconnect_every=None, fault_seed=None,
         read_before_acquire=False, during=None, server_faults="same", client_faults="same",
-        reconnect_qps=None, atomic_unit=None, stall_ok=False, lead_ops=None):
+        reconnect_qps=None, atomic_unit=None, stall_ok=False, lead_ops=None,
+        retry_storm=None):
     """Server + clients; returns (server_json, [client_json], [client rc]).
 
     initial_psn: every QP of every client (and the server's end) starts at
@@ -336,7 +337,9 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
     "_timed_out" in its JSON instead of failing the run.  lead_ops: client
     0 starts alone and the others once it has completed that many ops
     (its progress lines, every 20 ms), so that with remapping its QPs are
-    the first to bind: the lanes' owners."""
+    the first to bind: the lanes' owners.  retry_storm: a client stops
+    after that many consecutive failed acquires (roce-peer --retry-storm;
+    its JSON says retry_storm), e.g. spinning on a lock a dead QP left."""
     if server_faults == "same":
         server_faults = faults
     if client_faults == "same":
@@ -379,6 +382,8 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
                 cmd += ["--reconnect-qps", reconnect_qps]
         if read_before_acquire:
             cmd += ["--read-before-acquire"]
+        if retry_storm:
+            cmd += ["--retry-storm", str(retry_storm)]
         if ops:
             cmd += ["--ops", str(ops)]
         if duration:

@@ -28,6 +28,8 @@ A cell = workload (sherman-lock, rcuckoo-lock, cas-bench)
 What each run yields (the same for the baseline):
   qp_err      QP errors over all clients      cli_fail  clients exiting != 0
   stalled     clients stopped after the time limit
+  storm       clients that gave up after --retry-storm consecutive failed
+              acquires (a lock nobody releases)
   viol        violations the clients saw (overlapping critical sections,
               a READ not returning what was written, FAA going back ...)
   leaked      lock words not 0 at the end + records with a holder left
@@ -101,7 +103,7 @@ SHORT = [
     "sherman/accel/re=none/f=none/au=500",
 ]
 
-HARMS = ("qp_err", "cli_fail", "stalled", "viol", "leaked", "lost", "dbl", "cnt_ne",
+HARMS = ("qp_err", "cli_fail", "stalled", "storm", "viol", "leaked", "lost", "dbl", "cnt_ne",
          "faa_ne", "faa_dup", "faa_out", "faa_miss", "i1", "i2", "i3")
 
 
@@ -305,6 +307,7 @@ def measure(sjs, cjs, rcs, workload, locks):
     m["qp_err"] = sum(c["qp_errors"] for c in cjs)
     m["cli_fail"] = sum(1 for rc in rcs if rc != 0)
     m["stalled"] = sum(1 for c in cjs if c.get("_timed_out"))
+    m["storm"] = sum(1 for c in cjs if c.get("retry_storm"))
     m["viol"] = sum(c["violations"] for c in cjs)
     m["ops"] = sum(c["ops"] for c in cjs)
     m["reconnects"] = sum(c["reconnects"] for c in cjs)
@@ -359,7 +362,8 @@ def one_run(cell, baseline, a, d):
             initial_psn=a.initial_psn, fault_seed=a.seed,
             reconnect_every=a.reconnect_every if recon_qps else None,
             reconnect_qps=recon_qps, atomic_unit=cell.aunit or None,
-            client_timeout=a.client_timeout, stall_ok=True, lead_ops=2 * a.qps)
+            client_timeout=a.client_timeout, stall_ok=True, lead_ops=2 * a.qps,
+            retry_storm=a.retry_storm)
         pcaps = topo.stop_sniffers()
         try:
             st = topo.stop_swordd()
@@ -493,6 +497,9 @@ def body():
     ap.add_argument("--client-timeout", type=int, default=60,
                     help="a client still running then is stopped and counted stalled (a lock "
                     "leaked by a dead QP makes the others spin on it for ever)")
+    ap.add_argument("--retry-storm", type=int, default=20000,
+                    help="a client stops after that many consecutive failed acquires "
+                    "(counted: storm); keeps runs with a leaked lock short")
     ap.add_argument("--set", action="append", default=[],
                     help="extra swordd --set SECTION.KEY=VALUE for the featured runs "
                     "and the baseline (repeatable)")
