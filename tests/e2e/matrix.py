@@ -497,7 +497,7 @@ def body():
     ap.add_argument("--client-timeout", type=int, default=60,
                     help="a client still running then is stopped and counted stalled (a lock "
                     "leaked by a dead QP makes the others spin on it for ever)")
-    ap.add_argument("--retry-storm", type=int, default=20000,
+    ap.add_argument("--retry-storm", type=int, default=5000,
                     help="a client stops after that many consecutive failed acquires "
                     "(counted: storm); keeps runs with a leaked lock short")
     ap.add_argument("--set", action="append", default=[],
