@@ -247,6 +247,8 @@ def judge_server_side(pcap):
 
 def judge_client_side(pcap):
     """I3 per client QP and life: {"msn_back", "psn_back", "detail"}.
+    psn_back includes ACKs and atomic ACKs for a PSN past every request the
+    client sent in that life.
 
     A response whose PSN or MSN goes back is an answer to a retransmission
     (the responder replays a READ or atomic with its original PSN and MSN)
@@ -256,7 +258,8 @@ def judge_client_side(pcap):
     client's own view also through swordd's remapping."""
     st = {}             # client qpn -> {"max_psn", "msn"}
     sent = {}           # (server qpn, psn) -> requests the client sent
-    msn_back, psn_back, detail = 0, 0, []
+    top = {}            # server qpn -> highest request PSN sent in this life
+    msn_back, psn_back, ahead, detail = 0, 0, 0, []
     for row in tshark_rows(pcap):
         m = ctl_msg(row) if e2e.CTL_PORT in (_i(row["udp.srcport"]), _i(row["udp.dstport"])) \
             else None
@@ -265,6 +268,7 @@ def judge_client_side(pcap):
                 st.pop(m[2], None)
                 for k in [k for k in sent if k[0] == m[3]]:
                     del sent[k]
+                top.pop(m[3], None)
             continue
         if not row["infiniband.bth.opcode"]:
             continue
@@ -273,11 +277,25 @@ def judge_client_side(pcap):
         if row["ip.dst"] == e2e.SERVER_IP and op not in RESPONSES:
             k = (_i(row["infiniband.bth.destqp"]), psn)
             sent[k] = sent.get(k, 0) + 1
+            if k[0] not in top or psn_rel(psn, top[k[0]]) > 0:
+                top[k[0]] = psn
             continue
         if row["ip.dst"] != e2e.CLIENT_IP or op not in RESPONSES:
             continue
         qpn = _i(row["infiniband.bth.destqp"])
-        retx = sent.get((0x100 + (qpn - 0x10000), psn), 0) >= 2
+        sq = 0x100 + (qpn - 0x10000)
+        retx = sent.get((sq, psn), 0) >= 2
+        if op in (17, 18) and sq in top and psn_rel(psn, top[sq]) > 0:
+            # an ACK or atomic ACK for a PSN this life never sent (an old
+            # life's answer, or another connection's): counted once, and
+            # not taken as the QP's new high mark
+            ahead += 1
+            if len(detail) < 8:
+                detail.append("client QP %#x: %s at PSN %#x, past the last request sent "
+                              "in this life %#x (frame %s)" % (
+                                  qpn, "ACK" if op == 17 else "atomic ACK", psn, top[sq],
+                                  row["frame.number"]))
+            continue
         s = st.setdefault(qpn, {"max_psn": psn, "msn": None})
         msn = _i(row["infiniband.aeth.msn"])
         if msn is not None:
@@ -296,7 +314,7 @@ def judge_client_side(pcap):
             if len(detail) < 8:
                 detail.append("client QP %#x: response PSN %#x after %#x, never resent "
                               "(frame %s)" % (qpn, psn, s["max_psn"], row["frame.number"]))
-    return {"msn_back": msn_back, "psn_back": psn_back, "detail": detail}
+    return {"msn_back": msn_back, "psn_back": psn_back + ahead, "detail": detail}
 
 
 # ---------------------------------------------------------------------------
