@@ -209,7 +209,9 @@ def lane_owners(client_pcap, server_pcap):
     """g of the client QPs whose server QP was a lane at some time: it
     carried request PSNs its own client never sent (riders' requests
     stitched in; in pass-through the server sees only PSNs its client
-    sent).  roce-peer's server QPN is 0x100 + g."""
+    sent).  roce-peer's server QPN is 0x100 + g.  A re-created owner
+    reuses its PSNs in each life, which can cover the riders' lane PSNs:
+    it may be missed then (role_note says so)."""
     cli, srv = request_psns(client_pcap), request_psns(server_pcap)
     return sorted(q - 0x100 for q, ps in srv.items() if len(ps - cli.get(q, set())) > 2)
 
@@ -496,6 +498,11 @@ def role_note(cell, feat, qps):
     owners = set(feat.get("lane_owners", []))
     if not cell.lanes or cell.recreate in ("none", "both") or not owners:
         return None
+    if feat.get("fn", {}).get("fn_remap_lanes_closed"):
+        # a re-created owner closes its lane; its PSNs, reused by the new
+        # life, then hide it from lane_owners: no claim
+        return "note: %d lane(s) closed; lanes at the end owned by g=%s" % (
+            feat["fn"]["fn_remap_lanes_closed"], sorted(owners))
     mine = set(range(qps))
     if cell.recreate == "owners" and not owners & mine:
         return "note: lanes owned by g=%s, not client 0's: no owner was re-created" % sorted(owners)
