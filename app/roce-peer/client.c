@@ -25,7 +25,9 @@
  * restarted application would (same QPNs, same initial PSN; Sherman starts
  * every QP at 3185) and the server is told out of band to do the same with
  * its end (RECONNECT / RECONNECTED, lib/peer/peer_ctl.c); the QP resumes
- * its workload once the server answered.
+ * its workload once the server answered.  --reconnect-qps limits that to
+ * some global QP indexes (e.g. the first client's QPs, the ones a
+ * remapping middlebox makes lane owners, or all others).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -91,6 +93,8 @@ struct client {
 	uint64_t *hint;        /* clover: per key, the tail this client believes in */
 	uint64_t walks;
 	uint64_t ops, retries, violations, faa_total, ops_at_last_progress;
+	uint64_t *faa_origs;   /* every FAA original this client got, in completion order */
+	uint64_t n_faa_origs, cap_faa_origs;
 	uint64_t reconnects, ctl_resent;
 	int ctl_fd;
 	uint16_t ctl_port;
@@ -302,6 +306,20 @@ clover_start(struct client *c, uint32_t qi)
 	post_clover_cas(c, qi);
 }
 
+/* does QP g re-create (--reconnect-every, --reconnect-qps)? */
+static bool
+reconnects_qp(const struct rp_opts *o, uint32_t g)
+{
+	if (!o->reconnect_every)
+		return false;
+	if (!o->n_reconnect_ranges)
+		return true;
+	for (uint32_t i = 0; i < o->n_reconnect_ranges; i++)
+		if (g >= o->reconnect_lo[i] && g <= o->reconnect_hi[i])
+			return true;
+	return false;
+}
+
 static bool
 want_more(struct client *c, const struct qpw *q)
 {
@@ -319,7 +337,7 @@ start_op(struct client *c, uint32_t qi, uint64_t now)
 		q->state = ST_DONE;
 		return;
 	}
-	if (c->o->reconnect_every && q->ops && q->ops % c->o->reconnect_every == 0 &&
+	if (reconnects_qp(c->o, q->g) && q->ops && q->ops % c->o->reconnect_every == 0 &&
 	    q->reconnected_at != q->ops) {
 		q->state = ST_RECONN;    /* driven by reconnect_step from the main loop */
 		q->reconn_sent = 0;
@@ -531,6 +549,17 @@ on_complete(void *ctx, uint32_t qi, struct peer_wqe *w)
 				  (unsigned long long)w->orig, (unsigned long long)q->last_faa);
 		q->last_faa = w->orig + 1;
 		c->faa_total++;
+		if (c->n_faa_origs == c->cap_faa_origs) {
+			uint64_t n = c->cap_faa_origs ? 2 * c->cap_faa_origs : 1024;
+			uint64_t *a = realloc(c->faa_origs, n * sizeof(*a));
+
+			if (a) {
+				c->faa_origs = a;
+				c->cap_faa_origs = n;
+			}
+		}
+		if (c->n_faa_origs < c->cap_faa_origs)
+			c->faa_origs[c->n_faa_origs++] = w->orig;
 		break;
 	case OP_B_WRITE:
 		break;
@@ -643,6 +672,13 @@ print_json(struct client *c, FILE *f, double secs, struct peer_link *link)
 	fprintf(f, "], \"cs_per_lock\": [");
 	for (uint32_t i = 0; c->o->workload != WL_CASBENCH && i < c->o->locks; i++)
 		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)c->cs[i]);
+	/* every FAA original, so that a judge can check that all clients
+	 * together saw 0..n-1 exactly once (faa_origs_complete: none dropped
+	 * for want of memory) */
+	fprintf(f, "], \"faa_origs_complete\": %s, \"faa_origs\": [",
+		c->n_faa_origs == c->faa_total ? "true" : "false");
+	for (uint64_t i = 0; i < c->n_faa_origs; i++)
+		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)c->faa_origs[i]);
 	fprintf(f, "], \"cs_in_doubt_per_lock\": [");
 	for (uint32_t i = 0; c->o->workload != WL_CASBENCH && i < c->o->locks; i++)
 		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)c->cs_doubt[i]);
@@ -863,6 +899,7 @@ rp_client(const struct rp_opts *o)
 	free(c.cs);
 	free(c.cs_doubt);
 	free(c.hint);
+	free(c.faa_origs);
 	peer_req_destroy(c.req);
 	peer_link_close(link);
 	return rc;

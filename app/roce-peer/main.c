@@ -89,6 +89,9 @@ usage(FILE *f)
 "  --backoff-us N        wait before retrying a failed acquire (default 0)\n"
 "  --reconnect-every N   after every N ops a QP is re-created (same QPNs, same\n"
 "                        initial PSN) and the server told out of band (default 0: never)\n"
+"  --reconnect-qps LIST  with --reconnect-every: only these global QP indexes (client C\n"
+"                        with Q QPs has C*Q..C*Q+Q-1) re-create, LIST = I or LO-HI,\n"
+"                        comma-separated (default: every QP)\n"
 "  --read-before-acquire lock workloads: each acquire is READ record + CAS lock, one\n"
 "                        batch (two pipelined requests from the first op on)\n");
 }
@@ -123,7 +126,7 @@ enum {
 	O_MAXQPS, O_ACK, O_DUMP, O_READY, O_SIP, O_SMAC, O_CID, O_QPS, O_WINDOW, O_RTO,
 	O_MAXRETRY, O_WORKLOAD, O_LOCKS, O_OPS, O_RKEY, O_BASE, O_ACKREQ, O_STORM,
 	O_BACKOFF, O_DUMP_CLOVER, O_INIT_PSN, O_RECONNECT, O_READ_FIRST, O_AUNIT,
-	O_AUNIT_QUEUE, O_HELP,
+	O_AUNIT_QUEUE, O_RECONNECT_QPS, O_HELP,
 };
 
 static const struct option longopts[] = {
@@ -148,6 +151,7 @@ static const struct option longopts[] = {
 	{ "initial-psn", 1, NULL, O_INIT_PSN }, { "reconnect-every", 1, NULL, O_RECONNECT },
 	{ "read-before-acquire", 0, NULL, O_READ_FIRST },
 	{ "atomic-unit", 1, NULL, O_AUNIT }, { "atomic-unit-queue", 1, NULL, O_AUNIT_QUEUE },
+	{ "reconnect-qps", 1, NULL, O_RECONNECT_QPS },
 	{ "help", 0, NULL, O_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -161,6 +165,39 @@ bad(const char *opt, const char *val)
 
 /* The modelled unit's rate: atomics per second on one word.  Its period
  * is kept in whole ns, so more than 1e9 cannot be modelled. */
+/* --reconnect-qps: "I" or "LO-HI", comma-separated */
+static int
+parse_qp_list(const char *s, struct rp_opts *o)
+{
+	const char *p = s;
+
+	o->n_reconnect_ranges = 0;
+	while (*p) {
+		char *end;
+		unsigned long lo = strtoul(p, &end, 0), hi;
+
+		if (end == p || o->n_reconnect_ranges == RP_MAX_RECONNECT_RANGES)
+			return -1;
+		hi = lo;
+		p = end;
+		if (*p == '-') {
+			hi = strtoul(++p, &end, 0);
+			if (end == p || hi < lo)
+				return -1;
+			p = end;
+		}
+		if (hi > (1ul << 16))
+			return -1;
+		o->reconnect_lo[o->n_reconnect_ranges] = (uint32_t)lo;
+		o->reconnect_hi[o->n_reconnect_ranges++] = (uint32_t)hi;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return -1;
+	}
+	return o->n_reconnect_ranges ? 0 : -1;
+}
+
 static int
 parse_atomic_unit(const char *s, double *rate)
 {
@@ -219,6 +256,10 @@ main(int argc, char **argv)
 		case O_READY: o.ready_file = optarg; continue;
 		case O_QUIET: o.quiet = true; continue;
 		case O_READ_FIRST: o.read_before_acquire = true; continue;
+		case O_RECONNECT_QPS:
+			if (parse_qp_list(optarg, &o))
+				return bad(name, optarg);
+			continue;
 		case O_AUNIT:
 			if (parse_atomic_unit(optarg, &o.atomic_unit_rate))
 				return 2;
@@ -363,6 +404,10 @@ main(int argc, char **argv)
 	}
 	if (!o.server_ip || !o.have_server_mac) {
 		fprintf(stderr, "roce-peer: client needs --server-ip and --server-mac\n");
+		return 2;
+	}
+	if (o.n_reconnect_ranges && !o.reconnect_every) {
+		fprintf(stderr, "roce-peer: --reconnect-qps needs --reconnect-every\n");
 		return 2;
 	}
 	if (o.duration_s <= 0 && o.ops_per_qp == 0) {

@@ -42,6 +42,8 @@
 
 enum rp_workload { WL_SHERMAN, WL_RCUCKOO, WL_CASBENCH, WL_CLOVER };
 
+#define RP_MAX_RECONNECT_RANGES 16
+
 struct rp_opts {
 	const char *iface;
 	uint32_t ip;            /* network order */
@@ -82,6 +84,10 @@ struct rp_opts {
 	uint64_t retry_storm;   /* consecutive failed acquires that count as a storm */
 	uint32_t backoff_us;
 	uint64_t reconnect_every; /* ops per QP between QP re-creations (0: never) */
+	/* --reconnect-qps: the global QP indexes that re-create (ranges lo..hi);
+	 * none given: every QP does */
+	uint32_t n_reconnect_ranges;
+	uint32_t reconnect_lo[RP_MAX_RECONNECT_RANGES], reconnect_hi[RP_MAX_RECONNECT_RANGES];
 	bool read_before_acquire; /* lock workloads: READ record + CAS lock in one batch */
 };
 

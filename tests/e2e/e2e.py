@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "daemon"))
 import swordtest as t  # noqa: E402
 
 CLIENT_IP, SERVER_IP = "198.18.0.1", "198.18.0.2"
+CTL_PORT = 4792   # roce-peer's out-of-band RECONNECT/RECONNECTED (lib/peer/peer_ctl.c)
 
 SWORDD_CONF = """\
 [ports]
@@ -68,6 +69,30 @@ start_holdoff_ms = 0
 """
 
 
+def check_swordd_config(accel=False, remap=False, lanes=1, swordd_set=()):
+    """Would swordd accept this configuration (the generated file plus the
+    --set overrides)?  None if so, else swordd's own complaint (it exits 2
+    on an unknown key or a bad value), without starting a daemon."""
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as f:
+        f.write(SWORDD_CONF.format(server_ip=SERVER_IP, holdoff=0,
+                                   accel="on" if accel else "off",
+                                   remap="on" if remap else "off", lanes=lanes,
+                                   oob="off"))
+        path = f.name
+    try:
+        cmd = [t.swordd_path(), "--", "-c", path, "--check-config"]
+        for kv in swordd_set:
+            cmd += ["--set", kv]
+        r = t.sh(cmd, check_rc=False)
+    finally:
+        os.unlink(path)
+    if r.returncode == 0:
+        return None
+    return "swordd refuses the configuration (exit %d): %s" % (
+        r.returncode, (r.stderr.strip() or r.stdout.strip()).splitlines()[-1:])
+
+
 def roce_peer_path():
     p = os.environ.get("ROCE_PEER")
     if not p or not os.access(p, os.X_OK):
@@ -79,8 +104,14 @@ class Topology:
     """Namespaces C and S joined through swordd (path='swordd') or a veth pair."""
 
     def __init__(self, path="swordd", accel=False, pcap=False, d=None, learn_holdoff_ms=0,
-                 remap=False, lanes=1, out_of_band=True):
+                 remap=False, lanes=1, out_of_band=True, swordd_set=(), ctl_pcap=False):
+        """swordd_set: extra swordd --set SECTION.KEY=VALUE overrides (after
+        the generated file; swordd refuses an unknown key, exit 2: see
+        check_swordd_config).  ctl_pcap: the captures also keep roce-peer's
+        out-of-band control datagrams (UDP 4792: RECONNECT/RECONNECTED),
+        which mark where a QP's new life starts on the wire."""
         self.d = d or t.tmpdir()
+        self.swordd_set = list(swordd_set)
         tg = t.tag()
         self.ns_c, self.ns_s = "e2ec%s" % tg, "e2es%s" % tg
         self.if_c, self.if_s = "e2c%s" % tg, "e2s%s" % tg
@@ -103,7 +134,8 @@ class Topology:
             conf = self.conf
             self.sw = t.Swordd(["net_tap0,iface=%s" % self.if_c,
                                 "net_tap1,iface=%s" % self.if_s],
-                               ["-c", conf, "--stats-json", self.stats_json],
+                               ["-c", conf, "--stats-json", self.stats_json] +
+                               self.set_args(),
                                eal_extra=["-l", "0-1"], name="e2e",
                                workdir=self.d).start()
             t.wait_tap_started(self.sw, self.if_c)
@@ -143,7 +175,15 @@ class Topology:
             for ns, ifn, nm in ((self.ns_c, self.if_c, "client-side.pcap"),
                                 (self.ns_s, self.if_s, "server-side.pcap")):
                 self.sniffers.append(t.Sniffer(ns, ifn, os.path.join(self.d, nm),
-                                               ["-B", "32768", "udp", "port", "4791"]))
+                                               ["-B", "32768", "udp", "port", "4791"] +
+                                               (["or", "udp", "port", str(CTL_PORT)]
+                                                if ctl_pcap else [])))
+
+    def set_args(self):
+        out = []
+        for kv in self.swordd_set:
+            out += ["--set", kv]
+        return out
 
     def start_swordd(self):
         """afpacket path: a new swordd on the same ports (the first one, or
@@ -154,7 +194,7 @@ class Topology:
         self.stats_json = os.path.join(self.d, "swordd-stats-%d.json" % n)
         sw = t.Swordd(["net_af_packet0,iface=%s" % self.out_c,
                        "net_af_packet1,iface=%s" % self.out_s],
-                      ["-c", self.conf, "--stats-json", self.stats_json],
+                      ["-c", self.conf, "--stats-json", self.stats_json] + self.set_args(),
                       eal_extra=["-l", "0-1"], name="e2e%d" % n, workdir=self.d)
         sw.cmd = t.in_ns(self.ns_w, sw.cmd)   # ip netns exec execs swordd itself
         self.sw = sw.start()
@@ -210,9 +250,13 @@ class Proc:
             self.p.kill()
             self.p.wait()
 
-    def wait(self, timeout):
+    def wait(self, timeout, stall_ok=False):
         """Exit code; self.cpu_s = user+system CPU seconds it used (ip netns
-        exec execs the program, so the child is the program itself)."""
+        exec execs the program, so the child is the program itself).
+        stall_ok: past the timeout, SIGTERM (roce-peer then writes its
+        summary) and return its exit code with self.timed_out set, instead
+        of failing the test."""
+        self.timed_out = False
         import time
         deadline = time.monotonic() + timeout
         while self.p.returncode is None:
@@ -230,6 +274,12 @@ class Proc:
                 except subprocess.TimeoutExpired:
                     pass
                 self.dump()
+                if stall_ok:
+                    self.timed_out = True
+                    if self.p.returncode is None:
+                        self.p.kill()
+                        self.p.wait()
+                    return self.p.returncode
                 raise t.TestFailure("%s did not finish within %ss" % (self.name, timeout))
             time.sleep(0.05)
         return self.p.returncode
@@ -261,7 +311,9 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
         locks=4, faults=None, ack="every", ackreq="last", rto_us=10000,
         client_timeout=300, progress=0, window=16, max_retries=600,
         initial_psn=None, reconnect_every=None, fault_seed=None,
-        read_before_acquire=False, during=None):
+        read_before_acquire=False, during=None, server_faults="same", client_faults="same",
+        reconnect_qps=None, atomic_unit=None, stall_ok=False, lead_ops=None,
+        retry_storm=None):
     """Server + clients; returns (server_json, [client_json], [client rc]).
 
     initial_psn: every QP of every client (and the server's end) starts at
@@ -279,7 +331,24 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
     this 2-core VM a busy-polling forwarder has been seen getting no CPU
     for up to 3.7 s under concurrent load (tests/e2e/BENCHMARK.md), which a
     64 x 10 ms budget turns into QP errors.  A request that is never
-    answered still fails, just 6 s later."""
+    answered still fails, just 6 s later.
+
+    server_faults / client_faults: the faults of one side only (default
+    "same": `faults` on both).  reconnect_qps: with reconnect_every, only
+    these global QP indexes re-create (roce-peer --reconnect-qps, e.g.
+    "0-1").  atomic_unit: the server's modelled RNIC atomic unit
+    (atomics/s per word).  stall_ok: a client that does not finish in
+    client_timeout is stopped (SIGTERM: it writes its summary) and marked
+    "_timed_out" in its JSON instead of failing the run.  lead_ops: client
+    0 starts alone and the others once it has completed that many ops
+    (its progress lines, every 20 ms), so that with remapping its QPs are
+    the first to bind: the lanes' owners.  retry_storm: a client stops
+    after that many consecutive failed acquires (roce-peer --retry-storm;
+    its JSON says retry_storm), e.g. spinning on a lock a dead QP left."""
+    if server_faults == "same":
+        server_faults = faults
+    if client_faults == "same":
+        client_faults = faults
     rp = roce_peer_path()
     d = topo.d
     sj = os.path.join(d, "server.json")
@@ -292,7 +361,8 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
                                     "--progress", "0"] +
                                    psn_args(initial_psn) +
                                    (["--dump-clover", str(locks)] if workload == "clover" else []) +
-                                   fault_args(faults, 1000 if fault_seed is None
+                                   (["--atomic-unit", str(atomic_unit)] if atomic_unit else []) +
+                                   fault_args(server_faults, 1000 if fault_seed is None
                                               else fault_seed)),
                d, "server")
     t.wait_for(lambda: os.path.exists(ready) or srv.p.poll() is not None, 30,
@@ -308,22 +378,41 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
                "--client-id", str(c), "--qps", str(qps), "--workload", workload,
                "--locks", str(locks), "--ackreq", ackreq,
                "--rto-us", str(rto_us), "--max-retries", str(max_retries),
-               "--json", cj, "--progress", str(progress),
+               "--json", cj, "--progress", str(0.02 if lead_ops and c == 0 else progress),
                "--window", str(window)]
         cmd += psn_args(initial_psn)
         if reconnect_every:
             cmd += ["--reconnect-every", str(reconnect_every)]
+            if reconnect_qps:
+                cmd += ["--reconnect-qps", reconnect_qps]
         if read_before_acquire:
             cmd += ["--read-before-acquire"]
+        if retry_storm:
+            cmd += ["--retry-storm", str(retry_storm)]
         if ops:
             cmd += ["--ops", str(ops)]
         if duration:
             cmd += ["--duration", str(duration)]
-        cmd += fault_args(faults, 2000 + c if fault_seed is None else fault_seed + 1 + c)
+        cmd += fault_args(client_faults, 2000 + c if fault_seed is None else fault_seed + 1 + c)
         cls.append((Proc(t.in_ns(topo.ns_c, cmd), d, "client%d" % c), cj))
+        if lead_ops and c == 0 and clients > 1:
+            import re
+            p0 = cls[0][0]
+
+            def lead_done():
+                m = re.findall(r"^client 0 t=\S+ ops=(\d+)", p0.output(), re.M)
+                return p0.p.poll() is not None or (m and int(m[-1]) >= lead_ops)
+            t.wait_for(lead_done, 60, "client 0's first %d ops" % lead_ops, interval=0.005)
     if during is not None:
         during([p for p, _ in cls])
-    rcs = [p.wait(client_timeout) for p, _ in cls]
+    if stall_ok:
+        # one deadline for all clients: a run whose clients all spin (on a
+        # leaked lock) ends after client_timeout, not N times that
+        import time
+        deadline = time.monotonic() + client_timeout
+        rcs = [p.wait(max(1, deadline - time.monotonic()), stall_ok=True) for p, _ in cls]
+    else:
+        rcs = [p.wait(client_timeout) for p, _ in cls]
     srv.p.terminate()
     srv.wait(30)
     cjs = []
@@ -342,6 +431,7 @@ def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None
     sjs["_cpu_s"] = srv.cpu_s
     for (p, _), c in zip(cls, cjs):
         c["_cpu_s"] = p.cpu_s
+        c["_timed_out"] = p.timed_out
     return sjs, cjs, rcs
 
 
