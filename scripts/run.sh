@@ -138,8 +138,17 @@ if ! [[ "$aunit" =~ ^[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?$ ]] ||
 	exit 2
 fi
 aunit_args=()
+rto_args=()
 if awk -v r="$aunit" 'BEGIN { exit !(r > 0) }'; then
 	aunit_args=(--atomic-unit "$aunit")
+	# The clients' retransmission timer must outlast the model's queueing,
+	# as a real RNIC's (milliseconds) outlasts its atomic unit's (a fraction
+	# of a microsecond a CAS): else every wait becomes a retransmission
+	# (held behind the waiting atomic too) and pass-through measures retry
+	# storms.  Twice the wait of each client QP's full window of atomics
+	# spread over the lock words, 20 ms at least (roce-peer's default).
+	rto_args=(--rto-us "$(awk -v c="$clients" -v q="$qps" -v l="$locks" -v r="$aunit" \
+		'BEGIN { t = 2e6 * c * q * 16 / l / r; printf "%d", t > 20000 ? t : 20000 }')")
 else
 	aunit=""
 fi
@@ -345,7 +354,7 @@ EOF
 			--server-ip 198.18.0.2 --server-mac "$smac" --client-id "$i" \
 			--qps "$qps" --workload sherman-lock --locks "$locks" \
 			--duration "$duration" --progress 0.25 --json "$dir/client$i.json" \
-			${DEMO_CLIENT_ARGS:-}
+			"${rto_args[@]}" ${DEMO_CLIENT_ARGS:-}
 	done
 
 	printf '  %5s %12s %10s %10s %8s %12s %10s %11s\n' time "lock ops/s" retries retx viol \
@@ -401,9 +410,14 @@ EOF
 }
 
 echo "sword demo: $clients Sherman-style clients x $qps QP, $locks locks, ${duration}s per run, $repeat run(s) per mode"
-echo "  client netns $ns_c (198.18.0.1) -- swordd two-port (net_tap) -- server netns $ns_s (198.18.0.2)"
+if [ "${runs[*]}" = direct ]; then
+	echo "  client netns $ns_c (198.18.0.1) -- veth pair, no swordd -- server netns $ns_s (198.18.0.2)"
+else
+	echo "  client netns $ns_c (198.18.0.1) -- swordd two-port (net_tap) -- server netns $ns_s (198.18.0.2)"
+fi
 if [ -n "$aunit" ]; then
 	echo "  memory server: modelled atomic unit, $aunit atomics/s per address (a model of an RNIC's, not a NIC)"
+	echo "    (clients' retransmission timeout ${rto_args[1]} us: longer than the model's queueing)"
 	[ "$aunit" != "$aunit_default" ] ||
 		echo "    (the default: a ConnectX-5's same-address CAS / WRITE rate ratio scaled to this software server; --no-atomic-unit: off)"
 else

@@ -81,13 +81,17 @@ def series(d, nclients):
 
 
 def run_dirs():
+    """(mode, K, directory) in the order run.sh ran them: round K, each mode"""
+    found = []
     for label in MODES:
         base = os.path.join(work, label)
         if not os.path.isdir(base):
             continue
-        ks = sorted(int(m.group(1)) for m in (re.fullmatch(r"run(\d+)", n) for n in os.listdir(base)) if m)
-        for k in ks:
-            yield label, k, os.path.join(base, "run%d" % k)
+        for n in os.listdir(base):
+            m = re.fullmatch(r"run(\d+)", n)
+            if m:
+                found.append((int(m.group(1)), MODES.index(label), label, os.path.join(base, n)))
+    return [(label, k, d) for k, _, label, d in sorted(found)]
 
 
 runs, ok = [], True
