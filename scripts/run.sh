@@ -148,7 +148,7 @@ if awk -v r="$aunit" 'BEGIN { exit !(r > 0) }'; then
 	# storms.  Twice the wait of each client QP's full window of atomics
 	# spread over the lock words, 20 ms at least (roce-peer's default).
 	rto_args=(--rto-us "$(awk -v c="$clients" -v q="$qps" -v l="$locks" -v r="$aunit" \
-		'BEGIN { t = 2e6 * c * q * 16 / l / r; printf "%d", t > 20000 ? t : 20000 }')")
+		'BEGIN { t = 2e6 * c * q * 16 / l / r; printf "%d", (t > 20000 ? t : 20000) }')")
 else
 	aunit=""
 fi

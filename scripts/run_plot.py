@@ -21,6 +21,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 # the SVG keeps its text as text (a test reads the labels back)
 plt.rcParams["svg.fonttype"] = "none"
+# and every sample a vertex of its line (a test counts them)
+plt.rcParams["path.simplify"] = False
 
 COLOR = {"direct": "#7f7f7f", "passthrough": "#d62728", "accel": "#1f77b4",
          "remap": "#ff7f0e", "accel-remap": "#2ca02c"}
