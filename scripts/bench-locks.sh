@@ -55,6 +55,7 @@ for n in $clients; do
 		--json "$work/$n.json" | sed -n '/mode: median/,$p' || rc=1
 	[ -s "$work/$n.json" ] || { echo "bench-locks.sh: no summary for $n clients" >&2; exit 1; }
 done
+# shellcheck disable=SC2086  # $clients is a list of counts
 /usr/bin/python3 - "$work" "$json" "$repeat" "$locks" $clients <<'EOF'
 import json, sys
 work, out, repeat, locks, ns = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]

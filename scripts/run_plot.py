@@ -91,8 +91,10 @@ def sweep(js, path):
         hi = [p["lock_ops_per_s"]["max"] - p["lock_ops_per_s"]["median"] for p in pts]
         ax.errorbar(x, y, yerr=[lo, hi], color=COLOR.get(mode, "black"), marker="o",
                     capsize=3, lw=2, label=WHAT.get(mode, mode), gid="sweep-" + mode)
-    ax.set_title("lock throughput against clients (median, min-max of %d runs)\n%s"
-                 % (js["repeat"], model_line(js)), fontsize=10)
+    n = js["repeat"]
+    ax.set_title("lock throughput against clients (%s)\n%s" % (
+        "median and min-max of %d runs each" % n if n > 1 else "1 run each", model_line(js)),
+        fontsize=10)
     ax.set_xlabel("clients (1 QP each, %d locks)" % js["locks"])
     ax.set_ylabel("lock ops/s (all clients)")
     ax.set_xticks(sorted({p["clients"] for pts in js["series"].values() for p in pts}))
