@@ -89,8 +89,9 @@ def sweep(js, path):
         y = [p["lock_ops_per_s"]["median"] for p in pts]
         lo = [p["lock_ops_per_s"]["median"] - p["lock_ops_per_s"]["min"] for p in pts]
         hi = [p["lock_ops_per_s"]["max"] - p["lock_ops_per_s"]["median"] for p in pts]
-        ax.errorbar(x, y, yerr=[lo, hi], color=COLOR.get(mode, "black"), marker="o",
-                    capsize=3, lw=2, label=WHAT.get(mode, mode), gid="sweep-" + mode)
+        eb = ax.errorbar(x, y, yerr=[lo, hi], color=COLOR.get(mode, "black"), marker="o",
+                         capsize=3, lw=2, label=WHAT.get(mode, mode))
+        eb.lines[0].set_gid("sweep-" + mode)   # the SVG names the line
     n = js["repeat"]
     ax.set_title("lock throughput against clients (%s)\n%s" % (
         "median and min-max of %d runs each" % n if n > 1 else "1 run each", model_line(js)),

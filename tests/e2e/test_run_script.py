@@ -13,7 +13,8 @@ README's main command, scripts/run.sh (the demo), without setup.sh:
      each mode's median and min-max, the ratio's too; --json has every run's
      per-second series (lock ops/s, server atomics/s); the SVG parses and
      holds one line per run and panel with as many points as the series,
-     the labels and the model's; the same JSON drawn as PNG is a PNG;
+     the labels and the model's; the same JSON drawn as PNG is a PNG, and
+     as bench-locks.sh's picture (run_plot.py --sweep) an SVG with its series;
   2. Ctrl-C: SIGINT to run.sh's process group (what a terminal does) in the
      middle of an accelerated run: exits 130, says it was interrupted, the
      summary covers the interrupted run and its checks still hold (the
@@ -223,6 +224,16 @@ def body():
     t.check(head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR", "not a PNG: %r" % head)
     w, h = struct.unpack(">II", head[16:24])
     t.check(w >= 600 and h >= 400, "PNG %dx%d" % (w, h))
+    # bench-locks.sh's picture from the same numbers (as one point, 3 clients)
+    sweep = {"repeat": 2, "locks": 4, "atomic_unit": jsd["atomic_unit"], "series": {
+        m["mode"]: [{"clients": 3, "lock_ops_per_s": m["lock_ops_per_s"]}] for m in jsd["modes"]}}
+    with open(os.path.join(d, "sweep.json"), "w") as f:
+        json.dump(sweep, f)
+    t.sh(["/usr/bin/python3", os.path.join(t.args().source_root, "scripts", "run_plot.py"),
+          "--sweep", os.path.join(d, "sweep.json"), os.path.join(d, "sweep.svg")])
+    root = ET.parse(os.path.join(d, "sweep.svg")).getroot()
+    ids = {g.get("id") for g in root.iter() if g.get("id")}
+    t.check({"sweep-passthrough", "sweep-accel"} <= ids, "sweep SVG series: %s" % sorted(ids)[:40])
     left = leftovers(p.pid)
     t.check(not left, "run.sh left behind: %s" % left)
 
