@@ -18,6 +18,7 @@ import sys
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 # the SVG keeps its text as text (a test reads the labels back)
 plt.rcParams["svg.fonttype"] = "none"
@@ -70,11 +71,12 @@ def timeline(js, path):
     a1.set_ylabel("lock ops/s (all clients)")
     a2.set_ylabel("server atomics/s")
     a2.set_xlabel("seconds into the run")
+    a2.xaxis.set_major_locator(MaxNLocator(integer=True))
     for a in (a1, a2):
         a.set_ylim(bottom=0)
         a.grid(alpha=0.3)
     a1.legend(loc="lower right", fontsize=8, framealpha=0.9)
-    a2.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    a2.legend(loc="center right", fontsize=8, framealpha=0.9)
     if not modes:
         a1.text(0.5, 0.5, "no run completed", ha="center", transform=a1.transAxes)
     fig.tight_layout()

@@ -46,6 +46,20 @@ def progress(path, pat):
     return out
 
 
+def progress3(path):
+    """(t, writes, reads, atomics) from the server's progress lines"""
+    out = []
+    try:
+        with open(path) as f:
+            for line in f:
+                m = re.match(r"server t=([0-9.]+)s rx=\d+ writes=(\d+) reads=(\d+) atomics=(\d+) ", line)
+                if m:
+                    out.append((float(m.group(1)),) + tuple(int(x) for x in m.groups()[1:]))
+    except OSError:
+        pass
+    return out
+
+
 def at(pts, t):
     """the count at time t: the last progress line at or before it"""
     v = 0
@@ -65,11 +79,18 @@ def series(d, nclients):
     cl = [progress(os.path.join(d, "client%d.log" % i), r"client \d+ t=([0-9.]+)s ops=(\d+) ")
           for i in range(nclients)]
     srv = progress(os.path.join(d, "server.log"), r"server t=([0-9.]+)s rx=.* atomics=(\d+) ")
+    # the server's clock when the clients began: their first requests reach
+    # it at about their t=0 (seen within its 0.25 s progress period), else
+    # when run.sh started them (it takes a while to start four processes)
+    rx = [(t, w + r + a) for t, w, r, a in progress3(os.path.join(d, "server.log"))]
     try:
         with open(os.path.join(d, "server-t0")) as f:
             s0 = float(f.read().strip() or 0)
     except (OSError, ValueError):
         s0 = 0.0
+    first = [t for t, n in rx if n > 0 and t >= s0]
+    if first:
+        s0 = max(s0, first[0] - 0.25)
     if not all(cl):
         return out
     end = int(min(c[-1][0] for c in cl) + 0.05)   # full seconds every client ran
