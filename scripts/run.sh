@@ -54,7 +54,9 @@
 #                    (FILE.svg or FILE.png; python3-matplotlib)
 #   --no-setup       do not run scripts/setup.sh (use an existing build)
 #   --build DIR      meson build directory (default: build/)
-#   --json FILE      write the summary as JSON to FILE
+#   --json FILE      write the summary as JSON to FILE: every run with its
+#                    per-second series (lock ops/s, server atomics/s), each
+#                    mode's median and min-max, the model (or none)
 #   --keep           keep the temp directory with logs and JSON summaries
 #                    (a failed run always keeps it)
 #   --pcap           swordd writes pcapng of what it receives and sends
