@@ -357,6 +357,8 @@ EOF
 			--qps "$qps" --workload sherman-lock --locks "$locks" \
 			--duration "$duration" --progress 0.25 --json "$dir/client$i.json" \
 			"${rto_args[@]}" ${DEMO_CLIENT_ARGS:-}
+		# when it started, ms after t0: the series puts the clients on one clock
+		echo $(( $(date +%s%3N) - t0 )) >> "$dir/client-starts"
 	done
 
 	printf '  %5s %12s %10s %10s %8s %12s %10s %11s\n' time "lock ops/s" retries retx viol \

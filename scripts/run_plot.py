@@ -70,7 +70,7 @@ def timeline(js, path):
                  % (n, "" if n == 1 else "s", model_line(js)), fontsize=10)
     a1.set_ylabel("lock ops/s (all clients)")
     a2.set_ylabel("server atomics/s")
-    a2.set_xlabel("seconds into the run")
+    a2.set_xlabel("seconds since the clients were started")
     a2.xaxis.set_major_locator(MaxNLocator(integer=True))
     for a in (a1, a2):
         a.set_ylim(bottom=0)

@@ -46,20 +46,6 @@ def progress(path, pat):
     return out
 
 
-def progress3(path):
-    """(t, writes, reads, atomics) from the server's progress lines"""
-    out = []
-    try:
-        with open(path) as f:
-            for line in f:
-                m = re.match(r"server t=([0-9.]+)s rx=\d+ writes=(\d+) reads=(\d+) atomics=(\d+) ", line)
-                if m:
-                    out.append((float(m.group(1)),) + tuple(int(x) for x in m.groups()[1:]))
-    except OSError:
-        pass
-    return out
-
-
 def at(pts, t):
     """the count at time t: the last progress line at or before it"""
     v = 0
@@ -72,31 +58,31 @@ def at(pts, t):
 
 def series(d, nclients):
     """per-second lock ops/s (all clients) and server atomics/s, from the
-    endpoints' progress lines: second k of the run = the clients' k-th
-    second (they start together); the server's clock is shifted by its
-    time when they started (server-t0, written by run.sh)"""
+    endpoints' progress lines, on run.sh's clock (0 = when it began
+    starting the clients): each client's clock shifted by when it started
+    (client-starts), the server's by its time then (server-t0); the seconds
+    every client ran through"""
     out = {"t_s": [], "lock_ops_per_s": [], "server_atomics_per_s": []}
     cl = [progress(os.path.join(d, "client%d.log" % i), r"client \d+ t=([0-9.]+)s ops=(\d+) ")
           for i in range(nclients)]
     srv = progress(os.path.join(d, "server.log"), r"server t=([0-9.]+)s rx=.* atomics=(\d+) ")
-    # the server's clock when the clients began: their first requests reach
-    # it at about their t=0 (seen within its 0.25 s progress period), else
-    # when run.sh started them (it takes a while to start four processes)
-    rx = [(t, w + r + a) for t, w, r, a in progress3(os.path.join(d, "server.log"))]
     try:
         with open(os.path.join(d, "server-t0")) as f:
             s0 = float(f.read().strip() or 0)
     except (OSError, ValueError):
         s0 = 0.0
-    first = [t for t, n in rx if n > 0 and t >= s0]
-    if first:
-        s0 = max(s0, first[0] - 0.25)
+    try:
+        with open(os.path.join(d, "client-starts")) as f:
+            off = [int(x) / 1000 for x in f.read().split()]
+    except (OSError, ValueError):
+        off = []
+    off = (off + [0.0] * nclients)[:nclients]
     if not all(cl):
         return out
-    end = int(min(c[-1][0] for c in cl) + 0.05)   # full seconds every client ran
+    end = int(min(c[-1][0] + o for c, o in zip(cl, off)) + 0.05)
     for k in range(1, end + 1):
         out["t_s"].append(k)
-        out["lock_ops_per_s"].append(sum(at(c, k) - at(c, k - 1) for c in cl))
+        out["lock_ops_per_s"].append(sum(at(c, k - o) - at(c, k - 1 - o) for c, o in zip(cl, off)))
         out["server_atomics_per_s"].append(at(srv, s0 + k) - at(srv, s0 + k - 1))
     return out
 
