@@ -148,8 +148,8 @@ def check_svg(path, js):
     root = ET.parse(path).getroot()
     t.check(root.tag.endswith("svg"), "%s is not an SVG: %s" % (path, root.tag))
     text = " ".join(x.text or "" for x in root.iter() if x.tag.endswith("text"))
-    for want in ("lock ops/s", "server atomics/s", "seconds since the clients were started", "pass-through",
-                 "acceleration", "MODELLED atomic unit, %g atomics/s per address" %
+    for want in ("lock ops/s", "server atomics/s", "seconds since the clients were started",
+                 "pass-through", "acceleration", "MODELLED atomic unit, %g atomics/s per address" %
                  js["atomic_unit"]["atomics_per_s_per_address"], "not a NIC"):
         t.check(want in text, "the SVG has no text %r; it has: %s" % (want, text[:600]))
     groups = {g.get("id"): g for g in root.iter() if g.tag.endswith("g") and g.get("id")}
