@@ -85,9 +85,11 @@ def timeline(js, path):
 
 def sweep(js, path):
     fig, ax = plt.subplots(figsize=(8, 5))
-    for mode, pts in js["series"].items():
+    nm = len(js["series"])
+    for i, (mode, pts) in enumerate(js["series"].items()):
         pts = sorted(pts, key=lambda p: p["clients"])
-        x = [p["clients"] for p in pts]
+        # modes side by side at each count, so their min-max bars stay apart
+        x = [p["clients"] + (i - (nm - 1) / 2) * 0.08 for p in pts]
         y = [p["lock_ops_per_s"]["median"] for p in pts]
         lo = [p["lock_ops_per_s"]["median"] - p["lock_ops_per_s"]["min"] for p in pts]
         hi = [p["lock_ops_per_s"]["max"] - p["lock_ops_per_s"]["median"] for p in pts]
