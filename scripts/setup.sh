@@ -54,6 +54,8 @@ packages=(
 	# (its runtime is in libclang-rt-14-dev), zlib for the harnesses' ICRC
 	clang-14 libfuzzer-14-dev libclang-rt-14-dev zlib1g-dev
 	python3 python3-scapy tshark tcpdump
+	# scripts/run.sh --plot and scripts/bench-locks.sh draw with matplotlib
+	python3-matplotlib
 	iproute2 iputils-ping ethtool procps valgrind
 	# the Soft-RoCE rig (tests/rig): guests built from these
 	qemu-system-x86 rdma-core ibverbs-providers ibverbs-utils libibverbs-dev librdmacm-dev
