@@ -196,10 +196,61 @@ tel_conns(const char *cmd __rte_unused, const char *params, struct rte_tel_data 
 	return 0;
 }
 
+/*
+ * /sword/drain starts the upgrade drain (issue #30), /sword/drain,status
+ * only reports.  Starting is an atomic store the workers pick up at their
+ * next burst (sword_worker.h); it is never turned off but by a restart,
+ * which is what it prepares.  The counts are read from each worker's
+ * serializer between its bursts, like /sword/lock: a snapshot that may be
+ * a burst old.  drained is only ever reported once the drain flag is
+ * set, so a 0 before any worker saw the flag means nothing new can have
+ * been rewritten since (each later burst sees the flag).
+ */
+static int
+tel_drain(const char *cmd __rte_unused, const char *params, struct rte_tel_data *dt)
+{
+	uint64_t stubs = 0, pending = 0;
+	bool start;
+
+	if (tel_d == NULL)
+		return -1;
+	if (params == NULL || *params == '\0' || strcmp(params, "start") == 0)
+		start = true;
+	else if (strcmp(params, "status") == 0)
+		start = false;
+	else
+		return lock_error(dt, "usage: /sword/drain[,start|status]");
+	if (start)
+		sword_drain_request();
+	for (unsigned int w = 0; w < tel_d->n_workers; w++) {
+		const struct ser *s = worker_ser(tel_d, w);
+		uint64_t a = 0, b = 0;
+
+		if (s == NULL)
+			continue;
+		ser_unanswered(s, &a, &b);
+		stubs += a;
+		pending += b;
+	}
+	rte_tel_data_start_dict(dt);
+	rte_tel_data_add_dict_int(dt, "draining", sword_drain_is_requested());
+	rte_tel_data_add_dict_u64(dt, "unanswered", stubs + pending);
+	rte_tel_data_add_dict_u64(dt, "unanswered_stubs", stubs);
+	rte_tel_data_add_dict_u64(dt, "pending_writes", pending);
+	rte_tel_data_add_dict_string(dt, "drained",
+		sword_drain_is_requested() && stubs + pending == 0 ? "true" : "false");
+	return 0;
+}
+
 int
 ser_telemetry_register(const struct sword_daemon *d)
 {
 	tel_d = d;
+	if (rte_telemetry_register_cmd("/sword/drain", tel_drain,
+		"Parameters: [start|status]. Upgrade drain: start (default) stops "
+		"rewriting atomics and binding lanes; reports rewritten operations "
+		"still unanswered, drained when none") != 0)
+		return -1;
 	if (rte_telemetry_register_cmd("/sword/conns", tel_conns,
 		"Parameters: [server]. RC connections tracked: QPNs, pairing, "
 		"incarnation, PSN window, idle time") != 0)
