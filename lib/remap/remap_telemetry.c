@@ -118,7 +118,7 @@ remap_telemetry_register(const struct sword_daemon *d)
 {
 	tel_d = d;
 	return rte_telemetry_register_cmd("/sword/lanes", tel_lanes,
-		"Parameters: [server]. Remapping lanes per server: open, owner "
-		"client and QPN, server QPN, PSN window, bound clients, recovering, "
-		"kept, pmtu");
+		/* a help text must stay under RTE_TEL_MAX_STRING_LEN */
+		"Parameters: [server]. Remapping lanes: owner client/QPN, server "
+		"QPN, PSN window, bound clients, recovering, kept, pmtu");
 }

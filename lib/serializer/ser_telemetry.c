@@ -247,9 +247,9 @@ ser_telemetry_register(const struct sword_daemon *d)
 {
 	tel_d = d;
 	if (rte_telemetry_register_cmd("/sword/drain", tel_drain,
+		/* a help text must stay under RTE_TEL_MAX_STRING_LEN */
 		"Parameters: [start|status]. Upgrade drain: start (default) stops "
-		"rewriting atomics and binding lanes; reports rewritten operations "
-		"still unanswered, drained when none") != 0)
+		"rewrites and lane binds; status: unanswered, drained") != 0)
 		return -1;
 	if (rte_telemetry_register_cmd("/sword/conns", tel_conns,
 		"Parameters: [server]. RC connections tracked: QPNs, pairing, "
