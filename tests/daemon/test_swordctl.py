@@ -137,6 +137,8 @@ def body():
     r = ctl_json(p, "drain", "status")
     t.check_eq((r.get("draining"), r.get("unanswered"), r.get("drained")), (1, 0, "true"),
                "drain status after")
+    r = ctl(p, "drain", "status", "--wait", "5")
+    t.check("drained: true" in r.stdout, "drain status --wait: %r" % r.stdout)
     t.check(sw.alive(), "swordd died under swordctl")
 
     t.check_eq(sw.stop(), 0, "swordd exit code on SIGTERM")
