@@ -800,9 +800,8 @@ sword_worker_process(struct sword_worker *w, uint16_t in_port,
 	struct burst_tally t = { 0 };
 	uint64_t now = 0;
 
-	/* one load per burst; relaxed is enough, nothing else is published
-	 * with the flag */
-	w->draining = __atomic_load_n(&sword_drain_requested, __ATOMIC_RELAXED) != 0;
+	/* one load per burst (a plain load on x86) */
+	w->draining = __atomic_load_n(&sword_drain_requested, __ATOMIC_ACQUIRE) != 0;
 	if (w->icrc_ahead_any && !w->one_at_a_time)
 		process_staged(w, in_port, pkts, n, out, &t, &now);
 	else

@@ -306,7 +306,9 @@ extern uint32_t sword_drain_requested;
 static inline void
 sword_drain_request(void)
 {
-	__atomic_store_n(&sword_drain_requested, 1, __ATOMIC_RELEASE);
+	/* seq_cst: the caller reads the workers' loop counts next, and that
+	 * load must not be ordered before this store */
+	__atomic_store_n(&sword_drain_requested, 1, __ATOMIC_SEQ_CST);
 }
 static inline bool
 sword_drain_is_requested(void)
