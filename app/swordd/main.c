@@ -36,6 +36,7 @@
 #include "port_mbuf.h"
 #include "remap_fn.h"
 #include "ser_fn.h"
+#include "remap_telemetry.h"
 #include "ser_telemetry.h"
 #include "roce.h"
 #include "sword_capture.h"
@@ -128,6 +129,7 @@ usage(const char *prog, FILE *f)
 "\n"
 "Telemetry: /sword/stats, /sword/workers[,N], /sword/ports[,P], /sword/config,\n"
 "/sword/servers, /sword/version, /sword/lock,SERVER,VA, /sword/conns[,SERVER],\n"
+"/sword/lanes[,SERVER], /sword/drain[,status],\n"
 "/sword/capture[,rx|tx,/ABS/PATH | ,stop[,rx|tx]], /sword/log_level[,GLOB,LEVEL]\n"
 "on the EAL telemetry socket, /var/run/dpdk/<file-prefix>/dpdk_telemetry.v2\n"
 "(dpdk-telemetry.py -f <file-prefix>).  DPDK 22.11 refuses --in-memory with\n"
@@ -843,7 +845,8 @@ main(int argc, char **argv)
 	else
 		pdump = true;
 	sword_daemon_install_flows(d);
-	if (sword_telemetry_register(d) != 0 || ser_telemetry_register(d) != 0)
+	if (sword_telemetry_register(d) != 0 || ser_telemetry_register(d) != 0 ||
+	    remap_telemetry_register(d) != 0)
 		LOG(WARNING, "telemetry commands not registered");
 
 	/* before READY: an AF_XDP port with sword's program receives nothing

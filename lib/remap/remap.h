@@ -281,6 +281,16 @@ void remap_tick(struct remap *r, uint64_t now, struct remap_emit *emit,
 bool remap_is_server(const struct remap *r, uint32_t ip4);
 const struct remap_counters *remap_counters(const struct remap *r);
 
+/*
+ * Upgrade drain (swordd's /sword/drain): while on, no connection is bound
+ * to a lane any more (rmp_bind refuses; one waiting for its own QP to be
+ * answered before binding is asked back to its own QP instead).
+ * Connections already bound stay on their lanes: moving them off is
+ * not something remapping can do safely mid-stream.  Not thread-safe:
+ * call it on the worker that owns r (swordd does, once per burst).
+ */
+void remap_set_drain(struct remap *r, bool on);
+
 /* Introspection (tests, telemetry): lane i of server ip. */
 struct remap_lane_info {
 	bool open;

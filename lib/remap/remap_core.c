@@ -256,6 +256,8 @@ rmp_bind(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int server,
 	bool opens;
 
 	(void)now;
+	if (r->no_bind)
+		return false;   /* upgrade drain: the connection stays on its own QP */
 	/* a request never sent before (its copy cannot have run on the own
 	 * QP), nothing outstanding before it, and the MSN is the answer's to
 	 * the PSN just before: what the client expects next */
@@ -298,7 +300,7 @@ rmp_drain_start(struct remap *r, const struct rc_conn *c, struct rmp_conn *rcn,
 	bool opens;
 	const struct rmp_lane *l;
 
-	if (!c->paired || rcn->two_sided || !(p->oi->flags & ROCE_F_START_MSG))
+	if (r->no_bind || !c->paired || rcn->two_sided || !(p->oi->flags & ROCE_F_START_MSG))
 		return false;
 	l = lane_pick(r, server, &opens);
 	if (l == NULL || opens || l->tmpl_len == 0)
@@ -320,7 +322,9 @@ rmp_bind_drained(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int s
 	bool opens;
 
 	rcn->draining = 0;
-	l = lane_pick(r, server, &opens);
+	/* upgrade drain: as if the lane had closed, the client is asked back
+	 * to its own QP (the path every abandoned bind already takes) */
+	l = r->no_bind ? NULL : lane_pick(r, server, &opens);
 	if (l == NULL || opens || l->tmpl_len == 0) {
 		/* the lane closed meanwhile: the caller asks the client
 		 * to resend to its own QP (remap_resp.c, ask_drained_back) */
@@ -505,6 +509,12 @@ const struct remap_counters *
 remap_counters(const struct remap *r)
 {
 	return &r->c;
+}
+
+void
+remap_set_drain(struct remap *r, bool on)
+{
+	r->no_bind = on;
 }
 
 int

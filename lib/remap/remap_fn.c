@@ -29,6 +29,7 @@
 
 struct remap_fn {
 	struct remap *remap;
+	bool draining;                 /* what remap_set_drain was told */
 	uint64_t emit_lost;            /* no mbuf (or no room) for a created frame */
 	/* the path MTUs learned (remap_counters.pmtu_learned) that were told
 	 * to the operator, for the servers of this worker */
@@ -283,6 +284,11 @@ fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 
 	if (unlikely(f->remap == NULL))
 		return SWORD_FN_PASS;
+	if (unlikely(w->draining != f->draining)) {
+		/* upgrade drain began: bind no new connection to a lane */
+		f->draining = w->draining;
+		remap_set_drain(f->remap, f->draining);
+	}
 	if (unlikely(ctx->p->frame_len >= PATCH_MIN))
 		return fn_process_big(f, w, ctx);
 	return fn_process_frame(f, w, ctx, false);

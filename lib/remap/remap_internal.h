@@ -214,6 +214,8 @@ struct rmp_server {
 
 struct remap {
 	struct remap_params prm;
+	/* upgrade drain (remap_set_drain): bind no new connection */
+	bool no_bind;
 	struct rc_table *rc;
 	struct rmp_server *servers;
 	uint32_t n_servers;

@@ -326,6 +326,51 @@ ser_conn_count(const struct ser *s)
 	return rc_count(s->rc);
 }
 
+void
+ser_set_drain(struct ser *s, bool on)
+{
+	s->drain = on;
+}
+
+bool
+ser_draining(const struct ser *s)
+{
+	return s->drain;
+}
+
+/*
+ * What an upgrade must still wait for: ATOMIC answers swordd owes (stubs
+ * of rewritten atomics of live connections not yet answered to their
+ * client) and modelled writes not yet ACKed (which keep their words
+ * gated, S2; a dead connection's count until pending_expire_tsc).  A
+ * scan, not a counter: the hot path pays nothing for it, and it is only
+ * asked for while draining.
+ */
+uint64_t
+ser_unanswered(const struct ser *s, uint64_t *stubs_out, uint64_t *pending_out)
+{
+	struct rc_table *rc = s->rc;
+	uint64_t stubs = 0, pending = 0;
+
+	for (uint32_t i = 0; i < rc_capacity(rc) && i < s->prm.max_conns; i++) {
+		const struct rc_conn *c = rc_at(rc, i);
+		const struct ser_stub *ring = &s->stubs[(size_t)i * s->prm.ring_size];
+
+		if (c == NULL || s->conns[i].inc != c->incarnation)
+			continue;
+		for (uint32_t k = 0; k < s->prm.ring_size; k++)
+			if (ring[k].kind == ST_REWRITTEN && !(ring[k].flags & SF_ANSWERED))
+				stubs++;
+	}
+	for (uint32_t i = 0; i < s->n_words; i++)
+		pending += s->words[i].pend_cnt;
+	if (stubs_out != NULL)
+		*stubs_out = stubs;
+	if (pending_out != NULL)
+		*pending_out = pending;
+	return stubs + pending;
+}
+
 struct rc_table *
 ser_rc(struct ser *s)
 {

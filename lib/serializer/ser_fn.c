@@ -233,6 +233,8 @@ fn_process(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx)
 	/* the worker (or an earlier function) may have verified it already:
 	 * the serializer's own check is then skipped, never its verdict */
 	s->icrc_known_good = ctx->icrc_ok;
+	/* the burst's copy of the upgrade drain flag: a plain store */
+	s->drain = w->draining;
 	if (ctx->to_server) {
 		v = ser_on_request(s, ctx->frame, &len, cap, ctx->p, ctx->now);
 		s->icrc_known_good = false;

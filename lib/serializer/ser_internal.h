@@ -194,6 +194,7 @@ struct ser {
 	struct ser_emit after;
 	uint8_t n_after;
 	bool drop_unasked;    /* the request is dropped for its place, not asked back */
+	bool drain;           /* upgrade drain (ser_set_drain): decide nothing new */
 	struct ser_counters c;
 };
 

@@ -196,10 +196,88 @@ tel_conns(const char *cmd __rte_unused, const char *params, struct rte_tel_data 
 	return 0;
 }
 
+/*
+ * /sword/drain starts the upgrade drain (issue #30), /sword/drain,status
+ * only reports.  Starting is an atomic store the workers pick up at their
+ * next burst (sword_worker.h); it is never turned off but by a restart,
+ * which is what it prepares.  The counts are read from each worker's
+ * serializer between its bursts, like /sword/lock: a snapshot that may be
+ * a burst old.  drained needs the flag set, every polling worker to
+ * have begun a poll round since (drain_seen_by_all: a burst that began
+ * before may still rewrite) and then a count of 0.
+ */
+/* Each worker's poll rounds when the drain flag was first set. */
+static uint64_t drain_loops[SWORD_MAX_WORKERS];
+
+/*
+ * Has every polling worker begun a poll round after the flag was set?
+ * A round that was running when it was set may have loaded the flag
+ * before (and may still rewrite); the one after it cannot: two rounds
+ * later than the count read after the store.  Until then nothing counted
+ * proves anything, so drained stays false.
+ */
+static bool
+drain_seen_by_all(void)
+{
+	for (unsigned int w = 0; w < tel_d->n_workers; w++)
+		if (sword_daemon_worker_polling(tel_d, w) &&
+		    sword_daemon_worker_loops(tel_d, w) < drain_loops[w] + 2)
+			return false;
+	return true;
+}
+
+static int
+tel_drain(const char *cmd __rte_unused, const char *params, struct rte_tel_data *dt)
+{
+	uint64_t stubs = 0, pending = 0;
+	bool start, seen;
+
+	if (tel_d == NULL)
+		return -1;
+	if (params == NULL || *params == '\0' || strcmp(params, "start") == 0)
+		start = true;
+	else if (strcmp(params, "status") == 0)
+		start = false;
+	else
+		return lock_error(dt, "usage: /sword/drain[,start|status]");
+	if (start && !sword_drain_is_requested()) {
+		/* the store first, then the counts: see drain_seen_by_all */
+		sword_drain_request();
+		for (unsigned int w = 0; w < tel_d->n_workers; w++)
+			drain_loops[w] = sword_daemon_worker_loops(tel_d, w);
+	}
+	for (unsigned int w = 0; w < tel_d->n_workers; w++) {
+		const struct ser *s = worker_ser(tel_d, w);
+		uint64_t a = 0, b = 0;
+
+		if (s == NULL)
+			continue;
+		ser_unanswered(s, &a, &b);
+		stubs += a;
+		pending += b;
+	}
+	seen = sword_drain_is_requested() && drain_seen_by_all();
+	rte_tel_data_start_dict(dt);
+	rte_tel_data_add_dict_int(dt, "draining", sword_drain_is_requested());
+	/* every worker has begun a burst since: nothing new is rewritten */
+	rte_tel_data_add_dict_int(dt, "workers_draining", seen);
+	rte_tel_data_add_dict_u64(dt, "unanswered", stubs + pending);
+	rte_tel_data_add_dict_u64(dt, "unanswered_stubs", stubs);
+	rte_tel_data_add_dict_u64(dt, "pending_writes", pending);
+	rte_tel_data_add_dict_string(dt, "drained",
+		seen && stubs + pending == 0 ? "true" : "false");
+	return 0;
+}
+
 int
 ser_telemetry_register(const struct sword_daemon *d)
 {
 	tel_d = d;
+	if (rte_telemetry_register_cmd("/sword/drain", tel_drain,
+		/* a help text must stay under RTE_TEL_MAX_STRING_LEN */
+		"Parameters: [start|status]. Upgrade drain: start (default) stops "
+		"rewrites and lane binds; status: unanswered, drained") != 0)
+		return -1;
 	if (rte_telemetry_register_cmd("/sword/conns", tel_conns,
 		"Parameters: [server]. RC connections tracked: QPNs, pairing, "
 		"incarnation, PSN window, idle time") != 0)

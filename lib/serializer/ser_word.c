@@ -212,7 +212,9 @@ ser_word_decidable(const struct ser *s, uint32_t wi, const struct ser_who *who,
 {
 	const struct ser_word *w = &s->words[wi];
 
-	return ser_word_settled_for(s, wi, who, now) &&
+	/* drain: a stale copy or new life is not decided afresh either; the
+	 * caller then treats it as the fresh request it passes real */
+	return !s->drain && ser_word_settled_for(s, wi, who, now) &&
 	       !((w->flags & WF_SHARED) && ser_op_changes(op, w->shadow));
 }
 
@@ -560,7 +562,12 @@ ser_word_decide(struct ser *s, uint32_t wi, const struct ser_who *who, const str
 	if ((w->flags & WF_SHARED) && --w->shared_left == 0)
 		w->flags &= (uint16_t)~WF_SHARED;
 	settled = w->state == W_KNOWN && busy_before(w, who) && now >= w->hold_until &&
-		  !(w->flags & (WF_DIRTY | WF_NOREWRITE)) && may_rewrite;
+		  !(w->flags & (WF_DIRTY | WF_NOREWRITE)) && may_rewrite && !s->drain;
+	/* Upgrade drain (s->drain): nothing is settled, so nothing is
+	 * decided here, not even a failure.  With another domain's write
+	 * un-ACKed that leaves S2's own choice between the real atomic (one
+	 * pending write and an op that cannot change committed) and a drop;
+	 * otherwise the op passes real, as for any unsettled word (S5). */
 
 	if (!pending_before(w, who)) {
 		/* S2: another domain's write is un-ACKed */

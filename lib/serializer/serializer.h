@@ -239,6 +239,22 @@ enum ser_word_state ser_word_get(const struct ser *s, uint32_t server_ip4,
 				 uint32_t rkey, uint64_t va, uint64_t *value,
 				 uint32_t *inflight);
 uint32_t ser_conn_count(const struct ser *s);
+
+/*
+ * Upgrade drain (swordd's /sword/drain, README "Upgrade drain"): while on,
+ * no atomic is decided here any more, new ones pass to the server as real
+ * atomics as soon as S2 allows (a word whose rewritten write is un-ACKed
+ * keeps gating other connections until that ACK), and no failure is
+ * answered locally.  Retransmissions of decisions made before are still
+ * replayed from their stubs (passing them real would run them twice).
+ * Not thread-safe: call it on the thread that owns s.
+ */
+void ser_set_drain(struct ser *s, bool on);
+bool ser_draining(const struct ser *s);
+/* Rewritten operations still unanswered: stubs of rewritten atomics not yet
+ * answered to their client (*stubs) + modelled writes not yet ACKed
+ * (*pending); either pointer may be NULL.  Returns the sum; 0 = drained. */
+uint64_t ser_unanswered(const struct ser *s, uint64_t *stubs, uint64_t *pending);
 /* The connection table the serializer works on (lib/rc). */
 struct rc_table *ser_rc(struct ser *s);
 

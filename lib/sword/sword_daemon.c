@@ -811,6 +811,18 @@ sword_daemon_worker_started(const struct sword_daemon *d, unsigned int w)
 	return __atomic_load_n(&d->lanes[w]->started, __ATOMIC_ACQUIRE);
 }
 
+uint64_t
+sword_daemon_worker_loops(const struct sword_daemon *d, unsigned int w)
+{
+	return __atomic_load_n(&d->lanes[w]->loops, __ATOMIC_ACQUIRE);
+}
+
+bool
+sword_daemon_worker_polling(const struct sword_daemon *d, unsigned int w)
+{
+	return __atomic_load_n(&d->lanes[w]->polling, __ATOMIC_ACQUIRE);
+}
+
 bool
 sword_daemon_workers_progressed(struct sword_daemon *d)
 {

@@ -124,6 +124,11 @@ int sword_worker_loop(void *arg);
 /* Has worker w's lcore entered sword_worker_loop (it polls from then on, or
  * has nothing to poll and returned)?  For readiness (sd_notify). */
 bool sword_daemon_worker_started(const struct sword_daemon *d, unsigned int w);
+/* Worker w's poll rounds so far (a round ends after its bursts), and
+ * whether it polls at all: telemetry tells from them when every worker
+ * has begun a burst after a flag was set (/sword/drain). */
+uint64_t sword_daemon_worker_loops(const struct sword_daemon *d, unsigned int w);
+bool sword_daemon_worker_polling(const struct sword_daemon *d, unsigned int w);
 
 /* Has every polling worker gone round its loop since the last call that
  * returned true?  A wedged worker (or a stopped process) never makes it

@@ -789,6 +789,8 @@ process_staged(struct sword_worker *w, uint16_t in_port, struct rte_mbuf **pkts,
 	}
 }
 
+uint32_t sword_drain_requested;
+
 uint16_t
 sword_worker_process(struct sword_worker *w, uint16_t in_port,
 		     struct rte_mbuf **pkts, uint16_t n, struct sword_tx_batch *out)
@@ -798,6 +800,8 @@ sword_worker_process(struct sword_worker *w, uint16_t in_port,
 	struct burst_tally t = { 0 };
 	uint64_t now = 0;
 
+	/* one load per burst (a plain load on x86) */
+	w->draining = __atomic_load_n(&sword_drain_requested, __ATOMIC_ACQUIRE) != 0;
 	if (w->icrc_ahead_any && !w->one_at_a_time)
 		process_staged(w, in_port, pkts, n, out, &t, &now);
 	else

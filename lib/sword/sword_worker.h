@@ -296,6 +296,26 @@ sword_shard_lookup(const struct sword_shard_map *sm, uint32_t ip)
 /* ---------------------------------------------------------------------- */
 /* Worker */
 
+/*
+ * Upgrade drain (issue #30), set by the main lcore (telemetry /sword/drain)
+ * with an atomic store and loaded by each worker once per burst into
+ * sword_worker.draining: no lock and no syscall on the hot path, and a
+ * burst sees one value throughout.  Only ever turned on (a restart ends it).
+ */
+extern uint32_t sword_drain_requested;
+static inline void
+sword_drain_request(void)
+{
+	/* seq_cst: the caller reads the workers' loop counts next, and that
+	 * load must not be ordered before this store */
+	__atomic_store_n(&sword_drain_requested, 1, __ATOMIC_SEQ_CST);
+}
+static inline bool
+sword_drain_is_requested(void)
+{
+	return __atomic_load_n(&sword_drain_requested, __ATOMIC_ACQUIRE) != 0;
+}
+
 struct sword_worker {
 	struct sword_worker_stats stats;       /* first: own cache lines */
 	uint16_t id;
@@ -318,6 +338,9 @@ struct sword_worker {
 		uint64_t *counters;            /* &stats.fn[counter_base] */
 	} fn[SWORD_MAX_FNS];
 	void *daemon_priv;                     /* sword_daemon's per-worker lanes */
+	/* Upgrade drain (/sword/drain): sword_drain_requested as read at the
+	 * start of this burst; the functions read this plain copy per frame */
+	bool draining;
 	uint32_t fn_sample_tick;               /* managed frames, for latency samples */
 	struct rc_table *rc;                   /* connections (lib/rc), shared by the
 						* functions; sword_worker_rc() */

@@ -180,6 +180,12 @@ def run_installed(d, conf):
                     ["ExecStart"][0])
     r = t.sh([e[0], e[1], "-f", prefix, "--once"])
     t.check("swordd_up 0" in r.stdout, "installed exporter: %r" % r.stdout)
+    # swordctl (issue #32) from the sword package, importing the
+    # sword_telemetry.py it ships: swordd has exited, so one line, exit 1
+    r = t.sh(["/usr/bin/swordctl", "-f", prefix, "show", "stats"], check_rc=False)
+    t.check(r.returncode == 1 and "swordd is not running" in r.stderr
+            and "Traceback" not in r.stderr, "installed swordctl: %d %r" % (r.returncode, r.stderr))
+    t.check("drain" in t.sh(["/usr/bin/swordctl", "--help"]).stdout, "swordctl --help")
 
 
 def body():

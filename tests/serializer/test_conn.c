@@ -1341,6 +1341,93 @@ START_TEST(t_cm_reconnect_new_incarnation)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Upgrade drain (issue #30, ser_set_drain) */
+
+START_TEST(t_drain_known_word_passes_real)
+{
+	/* A CAS on a word swordd knows would be granted here and sent as a
+	 * WRITE; draining, it reaches the server as the real atomic, and
+	 * nothing is left unanswered once it is answered. */
+	struct sim s;
+	uint64_t granted, real, stubs = 1, pend = 1;
+
+	init(&s, 1, 0, false, "conn-drain-real");
+	learn(&s, 0, lock_va(6));
+	granted = C(&s)->granted;
+	real = C(&s)->passed_real_atomic;
+	ck_assert(!ser_draining(s.ser));
+	ser_set_drain(s.ser, true);
+	ck_assert(ser_draining(s.ser));
+	post_cas(&s, 0, lock_va(6), 1, 0);
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert_uint_eq(C(&s)->passed_real_atomic, real + 1);
+	ck_assert_uint_eq(C(&s)->granted, granted);
+	ck_assert_uint_eq(ser_unanswered(s.ser, &stubs, &pend), 0);
+	finish(&s);
+	ck_assert_uint_eq(C(&s)->granted, granted);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(6)), 1);
+	ck_assert_uint_eq(ser_unanswered(s.ser, &stubs, &pend), 0);
+	ck_assert_uint_eq(stubs + pend, 0);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(t_drain_pending_write_keeps_gating)
+{
+	/* A's CAS was granted before the drain: its WRITE(1) is un-ACKed
+	 * (held on its way to the server).  Draining, B's CAS that would
+	 * take the lock if it ran before A's WRITE lands must neither be
+	 * passed real (S2: A's blind write would erase it) nor be answered
+	 * here (drain decides nothing, not even a failure): it is dropped
+	 * until A's WRITE is ACKed, then passes real and fails at the
+	 * server.  The counts fall to 0 once A is answered. */
+	struct sim s;
+	uint64_t granted, real, failed, stubs = 0, pend = 0;
+
+	init(&s, 2, 0, false, "conn-drain-gate");
+	learn(&s, 0, lock_va(7));
+	post_read(&s, 1);                          /* pairs B */
+	sim_flow(&s, 1000);
+	post_cas(&s, 0, lock_va(7), 1, 0);         /* A: acquire, granted here */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert_uint_eq(s.q[Q_S2M].n, 1);        /* A's WRITE(1), held */
+	ck_assert_uint_eq(ser_unanswered(s.ser, &stubs, &pend), 2);
+	ck_assert_uint_eq(stubs, 1);               /* A's ATOMIC ACK owed */
+	ck_assert_uint_eq(pend, 1);                /* A's WRITE un-ACKed */
+
+	ser_set_drain(s.ser, true);
+	granted = C(&s)->granted;
+	real = C(&s)->passed_real_atomic + C(&s)->gated_real;
+	failed = C(&s)->gated_failed + C(&s)->failed_local;
+	post_cas(&s, 1, lock_va(7), 2, 0);         /* B: acquire */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert_uint_eq(s.q[Q_S2M].n, 1);        /* B's CAS did not pass */
+	ck_assert_uint_ge(C(&s)->gated_drop, 1);
+	ck_assert_uint_eq(C(&s)->passed_real_atomic + C(&s)->gated_real, real);
+	ck_assert_uint_eq(C(&s)->gated_failed + C(&s)->failed_local, failed);
+	ck_assert_uint_eq(ser_unanswered(s.ser, NULL, NULL), 2);
+
+	/* A's WRITE lands and is ACKed (A answered): nothing is owed now */
+	ck_assert(sim_deliver(&s, Q_S2M, 0));
+	while (s.q[Q_M2S].n)
+		ck_assert(sim_deliver(&s, Q_M2S, 0));
+	ck_assert_uint_eq(ser_unanswered(s.ser, &stubs, &pend), 0);
+	ck_assert_uint_eq(stubs + pend, 0);
+
+	/* B, asked back or retransmitting, now passes real */
+	finish(&s);
+	ck_assert_uint_gt(C(&s)->passed_real_atomic + C(&s)->gated_real, real);
+	ck_assert_uint_eq(C(&s)->granted, granted);
+	ck_assert_uint_eq(C(&s)->gated_failed + C(&s)->failed_local, failed);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(7)), 1);   /* A holds it */
+	ck_assert_uint_eq(ser_unanswered(s.ser, NULL, NULL), 0);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
 static Suite *
 conn_suite(void)
 {
@@ -1369,6 +1456,8 @@ conn_suite(void)
 	tcase_add_test(tc, t_replay_of_real_atomic_held_until_answered);
 	tcase_add_test(tc, t_replay_of_real_atomic_new_life_runs);
 	tcase_add_loop_test(tc, t_faa_new_life_runs, 0, 2);
+	tcase_add_test(tc, t_drain_known_word_passes_real);
+	tcase_add_test(tc, t_drain_pending_write_keeps_gating);
 	suite_add_tcase(su, tc);
 	tc = tcase_create("cm");
 	tcase_add_test(tc, t_rc_find_req_last_answer);

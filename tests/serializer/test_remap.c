@@ -141,6 +141,40 @@ START_TEST(t_sherman_one_lane)
 }
 END_TEST
 
+/*
+ * Upgrade drain (issue #30, remap_set_drain): no connection is bound to a
+ * lane any more; each keeps its own server QP and Sherman's protocol runs
+ * to the end on them (on from the start: the sim's clients connect once).
+ * _i: 0 remapping alone, 1 with atomic replacement drained too.
+ */
+START_TEST(t_upgrade_drain_binds_none)
+{
+	struct sim s;
+	char name[64];
+
+	snprintf(name, sizeof(name), "remap-upgrade-drain-%d", _i);
+	init(&s, 4, _i == 1, true, 1, name);
+	remap_set_drain(s.remap, true);
+	if (_i == 1)
+		ser_set_drain(s.ser, true);
+	sim_sherman_start(&s, 5, lock_va(1));
+	ck_assert(sim_run(&s, 4000000, 200));
+	dump(__func__, &s);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(s.acquired[i], 5);
+	ck_assert_uint_eq(R(&s)->bound, 0);
+	ck_assert_uint_eq(R(&s)->lanes_opened, 0);
+	if (_i == 1) {
+		/* nothing decided: every lock op ran at the server */
+		ck_assert_uint_eq(ser_counters(s.ser)->granted, 0);
+		ck_assert_uint_eq(ser_counters(s.ser)->failed_local, 0);
+		ck_assert_uint_gt(ser_counters(s.ser)->passed_real_atomic, 0);
+		ck_assert_uint_eq(ser_unanswered(s.ser, NULL, NULL), 0);
+	}
+	finish(&s);
+}
+END_TEST
+
 /* Six clients onto two lanes; each lane carries its own clients only. */
 START_TEST(t_two_lanes)
 {
@@ -2176,6 +2210,7 @@ remap_suite(void)
 	tcase_set_timeout(tc, 900);
 	tcase_add_loop_test(tc, t_sherman_one_lane, 0, 2);
 	tcase_add_loop_test(tc, t_two_lanes, 0, 2);
+	tcase_add_loop_test(tc, t_upgrade_drain_binds_none, 0, 2);
 	tcase_add_loop_test(tc, t_batches, 0, 2);
 	tcase_add_loop_test(tc, t_faa, 0, 2);
 	tcase_add_loop_test(tc, t_rnr, 0, 2);
