@@ -22,33 +22,13 @@
 
 static const struct sword_daemon *tel_d;
 
-/* A [server.NAME] by name or IPv4 address; -1 if none. */
-static int
-find_server(const struct sword_config *c, const char *s)
-{
-	struct in_addr a;
-	unsigned int i;
-
-	for (i = 0; i < c->n_servers; i++)
-		if (strcmp(c->servers[i].name, s) == 0)
-			return (int)i;
-	if (inet_pton(AF_INET, s, &a) == 1)
-		for (i = 0; i < c->n_servers; i++)
-			if (c->servers[i].ip == a.s_addr)
-				return (int)i;
-	return -1;
-}
-
 /* The remapping state of worker w, or NULL. */
 static const struct remap *
 worker_remap(const struct sword_daemon *d, unsigned int w)
 {
-	const struct sword_worker *wk = d->workers[w];
+	void *st = sword_worker_fn_state(d->workers[w], &remap_fn_ops);
 
-	for (unsigned int i = 0; wk != NULL && i < wk->n_fn; i++)
-		if (wk->fn[i].ops == &remap_fn_ops)
-			return remap_fn_remap(wk->fn[i].state);
-	return NULL;
+	return st != NULL ? remap_fn_remap(st) : NULL;
 }
 
 /* One lane as a line (a telemetry string holds RTE_TEL_MAX_STRING_LEN). */
@@ -79,7 +59,7 @@ tel_lanes(const char *cmd __rte_unused, const char *params, struct rte_tel_data 
 	if (tel_d == NULL)
 		return -1;
 	c = &tel_d->cfg;
-	if (params != NULL && *params != '\0' && (sv = find_server(c, params)) < 0) {
+	if (params != NULL && *params != '\0' && (sv = sword_config_find_server(c, params)) < 0) {
 		rte_tel_data_start_dict(dt);
 		rte_tel_data_add_dict_string(dt, "error", "no managed server of that name");
 		return 0;

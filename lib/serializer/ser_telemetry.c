@@ -26,34 +26,13 @@
 
 static const struct sword_daemon *tel_d;
 
-/* A [server.NAME] by name or IPv4 address; -1 if none. */
-static int
-find_server(const struct sword_config *c, const char *s)
-{
-	struct in_addr a;
-	unsigned int i;
-
-	for (i = 0; i < c->n_servers; i++)
-		if (strcmp(c->servers[i].name, s) == 0)
-			return (int)i;
-	if (inet_pton(AF_INET, s, &a) == 1)
-		for (i = 0; i < c->n_servers; i++)
-			if (c->servers[i].ip == a.s_addr)
-				return (int)i;
-	return -1;
-}
-
 /* The atomic replacement state of worker w, or NULL. */
 static const struct ser *
 worker_ser(const struct sword_daemon *d, unsigned int w)
 {
-	const struct sword_worker *wk = d->workers[w];
-	unsigned int i;
+	void *st = sword_worker_fn_state(d->workers[w], &ser_fn_ops);
 
-	for (i = 0; wk != NULL && i < wk->n_fn; i++)
-		if (wk->fn[i].ops == &ser_fn_ops)
-			return ser_fn_ser(wk->fn[i].state);
-	return NULL;
+	return st != NULL ? ser_fn_ser(st) : NULL;
 }
 
 /* A -1 reaches the client as a bare null: say what was wrong instead. */
@@ -89,7 +68,7 @@ tel_lock(const char *cmd __rte_unused, const char *params, struct rte_tel_data *
 	rkey_s = strtok(NULL, ",");
 	if (server == NULL || va_s == NULL)
 		return lock_error(dt, "usage: /sword/lock,SERVER,VA[,RKEY]");
-	sv = find_server(c, server);
+	sv = sword_config_find_server(c, server);
 	if (sv < 0)
 		return lock_error(dt, "no managed server of that name");
 	va = strtoull(va_s, &end, 0);
@@ -170,7 +149,7 @@ tel_conns(const char *cmd __rte_unused, const char *params, struct rte_tel_data 
 	if (tel_d == NULL)
 		return -1;
 	c = &tel_d->cfg;
-	if (params != NULL && *params != '\0' && (sv = find_server(c, params)) < 0)
+	if (params != NULL && *params != '\0' && (sv = sword_config_find_server(c, params)) < 0)
 		return -1;
 	rte_tel_data_start_dict(dt);
 	for (unsigned int w = 0; w < tel_d->n_workers; w++) {

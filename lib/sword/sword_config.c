@@ -1319,3 +1319,19 @@ sword_config_apply_live(struct sword_config *cur, const struct sword_config *nex
 		}
 	}
 }
+
+int
+sword_config_find_server(const struct sword_config *c, const char *s)
+{
+	struct in_addr a;
+	unsigned int i;
+
+	for (i = 0; i < c->n_servers; i++)
+		if (strcmp(c->servers[i].name, s) == 0)
+			return (int)i;
+	if (inet_pton(AF_INET, s, &a) == 1)
+		for (i = 0; i < c->n_servers; i++)
+			if (c->servers[i].ip == a.s_addr)
+				return (int)i;
+	return -1;
+}

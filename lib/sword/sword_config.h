@@ -347,6 +347,10 @@ sword_config_server_worker(const struct sword_config *c, unsigned int i)
 					 : i % c->workers;
 }
 
+/* The [server.NAME] named s, by name or IPv4 address: its index, -1 if
+ * none (telemetry commands take either). */
+int sword_config_find_server(const struct sword_config *c, const char *s);
+
 const char *sword_mode_name(enum sword_mode m);
 
 /* Human-readable summary (used by --check-config). */

@@ -361,6 +361,17 @@ struct sword_worker {
 	uint64_t tick_tsc, last_tick;
 } __rte_cache_aligned;
 
+/* The state function ops keeps on worker wk, or NULL (no such function
+ * there, or no worker): for telemetry, which reads it from the main lcore. */
+static inline void *
+sword_worker_fn_state(const struct sword_worker *wk, const struct sword_fn_ops *ops)
+{
+	for (unsigned int i = 0; wk != NULL && i < wk->n_fn; i++)
+		if (wk->fn[i].ops == ops)
+			return wk->fn[i].state;
+	return NULL;
+}
+
 /* The worker's connection table, created on first use from cfg ([tables]
  * qps, [atomic] conn_idle_ms and learn_holdoff_ms, [tables] stub_ring);
  * NULL if it cannot be allocated. */
