@@ -453,9 +453,12 @@ sword_daemon_capture_start(struct sword_daemon *d, enum sword_cap_dir dir,
 			 sword_cap_dir_name[dir], c->path);
 		goto out;
 	}
-	if (strcmp(d->cap[!dir].path, path) == 0 && d->cap[!dir].pcapng != NULL) {
-		snprintf(err, errlen, "%s: already the %s capture", path,
-			 sword_cap_dir_name[!dir]);
+	/* a full capture keeps its file until it is stopped: the frames it
+	 * holds are what an operator asked for and has not read yet */
+	if (strcmp(d->cap[!dir].path, path) == 0 &&
+	    (d->cap[!dir].pcapng != NULL || d->cap[!dir].full)) {
+		snprintf(err, errlen, "%s: already the %s capture%s", path,
+			 sword_cap_dir_name[!dir], d->cap[!dir].full ? " (full)" : "");
 		goto out;
 	}
 	if (sword_capture_check_path(path, &d->cap_lim, err, errlen) < 0 ||
@@ -482,15 +485,19 @@ capture_drain_dir(struct sword_daemon *d, enum sword_cap_dir dir)
 {
 	struct sword_capture *c = &d->cap[dir];
 	struct rte_mbuf *pkts[CAPTURE_BURST];
-	unsigned int w, n;
+	unsigned int w, n, taken;
 
 	for (w = 0; w < d->n_workers; w++) {
 		struct rte_ring *r = d->lanes[w]->cap_ring[dir];
 
 		if (r == NULL)
 			continue;
-		while ((n = rte_ring_dequeue_burst(r, (void **)pkts, CAPTURE_BURST,
-						   NULL)) > 0) {
+		/* at most one ring's worth under cap_lock: workers refill the
+		 * ring as fast as we write, and /sword/capture waits on the
+		 * lock (CI saw its query time out while a drain never ended) */
+		for (taken = 0; taken < CAPTURE_RING_SIZE &&
+		     (n = rte_ring_dequeue_burst(r, (void **)pkts, CAPTURE_BURST,
+						 NULL)) > 0; taken += n) {
 			/* rte_pcapng_write_packets() copies into the file and
 			 * leaves the mbufs to us (as dpdk-dumpcap frees them) */
 			if (!sword_capture_write(c, &d->cap_lim, pkts, n))

@@ -207,6 +207,10 @@ def limits(frames):
                  name="png1f", workdir=d).start()
     t.wait_for(lambda: cap_state(s, "tx", "state", "") == "full", 120,
                "the one file full")
+    # a full capture still owns its file: rx may not write over it (CI once
+    # saw a tx capture fill up before the runtime case asked, and rx took it)
+    st = s.telemetry("/sword/capture,rx," + one)
+    t.check("error" in st and "already" in st["error"], "a full tx file for rx: %r" % st)
     t.check_eq(s.stop(), 0, "swordd exit status")
     size = os.path.getsize(one)
     fr = t.read_frames(one)
