@@ -45,7 +45,8 @@ struct ser_fn {
 	X(naks) X(nak_on_rewritten) X(learned) X(relearn) X(pending_expired) \
 	X(conn_created) X(conn_evicted) X(conn_reincarnated) X(conn_closed)   \
 	X(cm_seen) X(cm_paired) X(pair_ambiguous) X(resp_out_of_window)       \
-	X(write_gated_drop) X(replay_zeroed) X(replay_redecided)             \
+	X(write_gated_drop) X(replay_zeroed) X(replay_redecided) X(replay_probed) \
+	X(replay_ran) X(start_quiet_drop) \
 	X(asked_back) X(poked) X(ask_failed)
 
 #define NAME(f) "atomic_" #f,
@@ -95,6 +96,7 @@ ser_fn_params(struct ser_params *prm, struct ser_region *regions,
 	prm->pending_expire_tsc = ms_to_tsc(cfg->atomic.pending_expire_ms);
 	prm->faa_out_of_band = cfg->atomic.faa_out_of_band;
 	prm->learn_holdoff_tsc = ms_to_tsc(cfg->atomic.learn_holdoff_ms);
+	prm->start_quiet_tsc = ms_to_tsc(cfg->atomic.start_quiet_ms);
 	prm->conn_idle_tsc = ms_to_tsc(cfg->atomic.conn_idle_ms);
 	prm->no_force_ackreq = !cfg->atomic.force_ackreq;
 	prm->no_poke = cfg->remapping;

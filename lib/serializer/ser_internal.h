@@ -106,6 +106,14 @@ enum ser_stub_kind {
 #define SF_NOLEARN   0x100 /* REAL whose answer may be a replay of an older execution */
 #define SF_FOLD      0x800 /* REAL FAA counted in its word's fold */
 #define SF_DOMTAG    0x1000 /* REAL counted in its word's tag_n */
+#define SF_PROBE     0x2000 /* REWRITTEN replayed as the client's own atomic
+                             * (ser_req.c replay_probe): the server's ATOMIC
+                             * ACK or the recorded answer, whichever comes */
+#define SF_PIPED     0x4000 /* REWRITTEN followed by a request of its client
+                             * on its word before its answer left: the
+                             * client pipelines over it (ser_req.c) */
+#define SF_MINE_AFTER 0x8000 /* REWRITTEN whose client sent a request on its
+                              * word after its answer had left */
 #define SF_UNTRACKED 0x200 /* holds its words by time, not by this stub: its
                             * connection was unpaired (answers unseen) */
 #define SF_UNSURE    0x400 /* a re-decided replay: the server may take it for
@@ -161,6 +169,10 @@ struct ser_conn {
 	uint8_t cl_msn_set;
 	uint8_t ask;          /* an ask is due once una reaches ask_psn */
 	uint8_t ask_n;        /* asks at ask_psn so far (the timer grows) */
+	uint8_t last_dec_set;
+	/* the newest decided atomic (ser_req.c note_piped) */
+	uint32_t last_dec_psn;
+	uint32_t last_dec_word;
 	struct ser_stub *ring;
 };
 

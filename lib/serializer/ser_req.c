@@ -267,6 +267,17 @@ stub_untracked(struct ser *s, struct ser_stub *st, const struct req_class *rc)
 		s->c.write_unmodelled++;
 }
 
+/* The start quiet (ser_params.start_quiet_tsc): an op on a managed word
+ * waits until whatever the previous instance sent must have landed. */
+static bool
+start_quiet(struct ser *s, const struct req_class *rc, uint64_t now)
+{
+	if (rc->word == SER_NO_WORD || now - s->epoch >= s->prm.start_quiet_tsc)
+		return false;
+	s->c.start_quiet_drop++;
+	return true;
+}
+
 static enum ser_verdict
 req_untracked(struct ser *s, const uint8_t *f, const struct roce_pkt *p,
 	      uint64_t now)
@@ -278,6 +289,8 @@ req_untracked(struct ser *s, const uint8_t *f, const struct roce_pkt *p,
 	 * are held undecided until they must have run (S7). */
 	classify(s, f, p, NULL, &rc);
 	rc_note_untracked(s->rc, now);
+	if (start_quiet(s, &rc, now))
+		return drop(s);
 	return hold_words(s, &rc, now) ? SER_FORWARD : drop(s);
 }
 
@@ -421,6 +434,48 @@ replay_redecide(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	return replay_rewritten(s, sc, st, f, len, cap, p, false);
 }
 
+/*
+ * A copy of an answered decision, on a word that moved since (by this
+ * connection's own later writes: another's change is replay_is_stale's),
+ * of a connection the RDMA CM did not identify.  It is one of:
+ * - the old life's retransmission (its client lost the answer, having
+ *   pipelined a write over the word behind it) or a network duplicate:
+ *   the recorded answer is the one it needs;
+ * - a new life of the QPs (same QPN, same PSNs, out of band) sending the
+ *   same request: it must run, on what memory holds now.  Given the
+ *   recorded answer (a zero-length WRITE and "granted") a new life held
+ *   a lock its own old life had released and another client could take
+ *   too: two holders (CI's e2e-sherman-accel-samepsn-reconnect).
+ * The server tells them apart, so the client's own atomic goes to it
+ * unchanged (SF_PROBE).  Its word is held undecided by time, as an
+ * untracked op's (S7: others' atomics on it pass real, serialized by the
+ * server, and it is relearned after): the old QP may never answer, and a
+ * client idle since would otherwise hold it for good.
+ * - its new QP runs it and answers with an ATOMIC ACK at this PSN, which
+ *   goes to the client (fn_atomic_replay_ran) and the word is relearned;
+ * - its old QP has executed a WRITE at this PSN, so the atomic is a
+ *   duplicate it has no answer for and drops (rxe: class D), and its next
+ *   ACK covers this PSN from beyond it: the walk answers the client with
+ *   the recorded answer, as for the first copy.
+ * Not for a copy of an atomic its client pipelined a request on the word
+ * behind (SF_PIPED, note_piped): that client may have lost the answer,
+ * and its retransmission needs the recorded one.  What is not told apart
+ * (lib/serializer/README): a new life that pipelines over the word the
+ * same way; a new life whose ATOMIC ACK is lost between the server and
+ * swordd while a later ACK gets through.
+ */
+static enum ser_verdict
+replay_probe(struct ser *s, struct ser_conn *sc, struct ser_stub *st, uint64_t now)
+{
+	if (!ser_word_untracked(s, st->word, &st->op, now))
+		return drop(s);
+	st->flags = (uint16_t)((st->flags & ~SF_ANSWERED) | SF_PROBE);
+	if (roce_psn_diff(st->psn, sc->walk_from) < 0)
+		sc->walk_from = st->psn;
+	s->c.replay_probed++;
+	return SER_FORWARD;
+}
+
 static enum ser_verdict
 req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	   struct ser_stub *st, uint8_t *f, uint32_t *len, uint32_t cap,
@@ -439,6 +494,9 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 			     (s->words[st->word].chg_seq != st->chg_seq ||
 			      !ser_word_settled_for(s, st->word, &own, now));
 
+		if (((moved && (st->flags & SF_MINE_AFTER)) || (st->flags & SF_PROBE)) &&
+		    !c->by_cm && !(st->flags & (SF_PENDING | SF_PIPED)))
+			return replay_probe(s, sc, st, now);
 		if (moved)
 			s->c.replay_zeroed++;
 		return replay_rewritten(s, sc, st, f, len, cap, p, moved);
@@ -780,6 +838,29 @@ fresh_account(struct ser *s, struct rc_conn *c, struct ser_conn *sc,
 	(void)f;
 }
 
+/*
+ * A request over the word of the connection's newest decided atomic.
+ * Before that atomic's answer left (SF_PIPED), the client pipelines over
+ * the word, and if it loses that answer it retransmits the atomic after
+ * its own change: a copy replay_probe must not send to the server (its
+ * old QP would drop it and never answer).  After (SF_MINE_AFTER), the
+ * client acted on the answer, as a lock client releases what its CAS
+ * took: a copy of the atomic after that is no retransmission its client
+ * waits on.
+ */
+static void
+note_piped(struct ser *s, struct ser_conn *sc, const struct req_class *rc)
+{
+	struct ser_stub *prev;
+
+	if (!sc->last_dec_set || sc->last_dec_word < rc->word ||
+	    sc->last_dec_word >= rc->word + rc->nwords)
+		return;
+	prev = ser_stub_at(s, sc, sc->last_dec_psn);
+	if (prev != NULL && prev->kind == ST_REWRITTEN && prev->psn == sc->last_dec_psn)
+		prev->flags |= (prev->flags & SF_ANSWERED) ? SF_MINE_AFTER : SF_PIPED;
+}
+
 static enum ser_verdict
 req_fresh(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 	  uint32_t *len, uint32_t cap, struct roce_pkt *p,
@@ -791,7 +872,7 @@ req_fresh(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 	enum ser_verdict v = SER_FORWARD;
 	uint32_t npsn;
 
-	if (!rc->atomic && write_gated(s, rc, &who))
+	if (start_quiet(s, rc, now) || (!rc->atomic && write_gated(s, rc, &who)))
 		return drop(s);
 	npsn = (oi->flags & ROCE_F_READ) ? roce_req_psns(f, p, s->prm.pmtu) : 1;
 	if (npsn == 0 || npsn > s->prm.ring_size)
@@ -811,11 +892,18 @@ req_fresh(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 	}
 	if (st->kind != ST_EMPTY)
 		ser_stub_orphan(s, st, now);
+	if (rc->word != SER_NO_WORD)
+		note_piped(s, sc, rc);
 	stub_init(st, f, p, npsn);
 	if (rc->atomic) {
 		v = fresh_atomic(s, c, sc, st, rc, &who, f, len, cap, p, now);
 		if (v == SER_DROP)
 			return v;
+		if (st->kind == ST_REWRITTEN) {
+			sc->last_dec_set = 1;
+			sc->last_dec_psn = p->psn;
+			sc->last_dec_word = rc->word;
+		}
 	} else if (rc->single_write) {
 		v = fresh_word_write(s, c, sc, st, rc, &who, f, p, now);
 	} else if (rc->word != SER_NO_WORD) {

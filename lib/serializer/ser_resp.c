@@ -41,7 +41,7 @@ struct resp {
 	uint32_t upto;       /* last PSN it completes (ack_point) */
 	uint32_t msn;
 	uint8_t syn, kind, ack_syn;
-	bool has_aeth, ack_point, fresh, inplace, dup_ack;
+	bool has_aeth, ack_point, fresh, inplace, dup_ack, atomic_ack;
 	struct ser_stub *sp; /* the stub at P */
 };
 
@@ -120,6 +120,8 @@ resp_decode(struct ser *s, struct ser_conn *sc, const uint8_t *f,
 	else
 		r->upto = r->P;
 	r->sp = ser_stub_at(s, sc, r->P);
+	/* the server's own answer to P: the walk must not make one */
+	r->atomic_ack = p->opcode == ROCE_RC_ATOMIC_ACKNOWLEDGE;
 	r->inplace = p->opcode == ROCE_RC_ACKNOWLEDGE && r->kind == ROCE_AETH_ACK &&
 		     r->sp != NULL && r->sp->kind == ST_REWRITTEN;
 	/* A plain ACK naming a READ's or a real atomic's PSN is not its
@@ -261,7 +263,7 @@ resp_walk(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 
 		if (st != NULL) {
 			retire(s, st, now);
-			if (needs_answer(st) && !(r->inplace && q == r->P)) {
+			if (needs_answer(st) && !(q == r->P && (r->inplace || r->atomic_ack))) {
 				if (*n_emit >= emit_cap ||
 				    !answer(s, sc, st, q, f, p, r, &emit[*n_emit]))
 					return walk_cut(s, c, sc, from, r);
@@ -301,6 +303,12 @@ own_atomic_ack(struct ser *s, struct ser_stub *sp, const uint8_t *f,
 						     &sp->op, orig);
 			ser_word_real_done(s, sp->word, &sp->op, true, orig);
 		}
+	} else if (sp->kind == ST_REWRITTEN && (sp->flags & SF_PROBE)) {
+		/* a new life ran it (replay_probe): its answer is the server's,
+		 * and the word is learned again */
+		s->c.replay_ran++;
+		sp->flags &= (uint16_t)~SF_PROBE;
+		ser_word_mark_dirty(s, sp->word);
 	} else if (sp->kind == ST_REWRITTEN) {
 		/* the server ran an atomic we replaced: our model of this
 		 * word is not what happened */

@@ -77,6 +77,15 @@ struct ser_params {
 	 */
 	uint64_t learn_holdoff_tsc;
 	/*
+	 * After a (re)start, from the first request seen, no request on a
+	 * managed word goes to the server for this long (dropped and asked
+	 * back): a WRITE the previous instance made of a granted CAS may
+	 * still be on its way to the server, and another client's CAS passed
+	 * real ahead of it would be granted too (two holders).  Must exceed
+	 * the time a frame can spend between swordd and the server.  0 = off.
+	 */
+	uint64_t start_quiet_tsc;
+	/*
 	 * A connection with no frame for this long is evicted (its slot
 	 * and stubs are reused; what it still held on words is given up as
 	 * an orphan, see ser_word.c S7).  Must exceed the clients' RC retry
@@ -181,6 +190,9 @@ struct ser_counters {
 	uint64_t write_gated_drop;  /* write dropped: another connection's blind write pending */
 	uint64_t replay_zeroed;     /* replay of a decision the word moved past: no value re-sent */
 	uint64_t replay_redecided;  /* stale copy or new life of an answered decision: decided afresh */
+	uint64_t replay_probed;     /* copy of a decision past the conn's own change, no CM: sent as the real atomic */
+	uint64_t replay_ran;        /* ... and the server ran it: a new life of the QPs */
+	uint64_t start_quiet_drop;  /* op on a lock word dropped (asked back) in the start quiet */
 	uint64_t asked_back;        /* RNR NAKs asking a client to resend a dropped request */
 	uint64_t poked;             /* the same for an unpaired client, through its server */
 	uint64_t ask_failed;        /* such a NAK could not be built */

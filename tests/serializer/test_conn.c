@@ -88,8 +88,11 @@ static void
 finish(struct sim *s)
 {
 	sim_flow(s, 100000);
-	ck_assert_msg(sim_run(s, 4000000, 400), "run did not finish: %u errors",
-		      sim_client_errors(s, errbuf, sizeof(errbuf)));
+	if (!sim_run(s, 4000000, 400)) {
+		uint32_t n = sim_client_errors(s, errbuf, sizeof(errbuf));
+
+		ck_abort_msg("run did not finish: %u errors: %s", n, errbuf);
+	}
 	sim_check_shadow(s);
 	ASSERT_CLEAN(s);
 }
@@ -918,9 +921,105 @@ START_TEST(t_replay_of_real_atomic_new_life_runs)
 END_TEST
 
 /*
+ * The open safety bug of 2026-11-27 (CI's e2e-sherman-accel-samepsn-
+ * reconnect, a lock counter one short).  Client 0 (out of band, no RDMA
+ * CM) is granted the lock by a CAS decided here (3186, WRITE 1) and
+ * releases it (3187, WRITE 0).  It re-creates its QP with the same QPN
+ * and PSNs and sends the same READ and the same CAS: to swordd a copy of
+ * the answered grant, on a word that moved since (its own release); to
+ * the server's new QP a fresh CAS.  Replayed as a zero-length WRITE with
+ * the recorded "granted", the new life held a lock memory did not show,
+ * and client 1's CAS(0->2) was granted too: two holders.  It must run as
+ * the real CAS: memory 1, client 1's CAS fails.
+ */
+START_TEST(t_new_life_cas_after_own_release)
+{
+	struct sim s;
+
+	init(&s, 2, 0, false, "conn-new-life-cas-own-release");
+	learn(&s, 1, lock_va(4));
+	post_read(&s, 0);                         /* 3185 */
+	post_cas(&s, 0, lock_va(4), 1, 0);        /* 3186: decided, granted */
+	sim_flow(&s, 1000);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(4)), 1);
+	post_write(&s, 0, lock_va(4), 0);         /* 3187: the release */
+	sim_flow(&s, 1000);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(4)), 0);
+	sim_reconnect(&s, 0);
+	post_read(&s, 0);                         /* 3185 */
+	post_cas(&s, 0, lock_va(4), 1, 0);        /* 3186, same content */
+	sim_flow(&s, 1000);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(4)), 1);
+	ck_assert_uint_eq(ser_counters(s.ser)->replay_ran, 1);
+	post_cas(&s, 1, lock_va(4), 2, 0);        /* must fail: 0 holds it */
+	finish(&s);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(4)), 1);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+/* The answer client i got for its atomic at psn (RM_WIN ops kept). */
+static uint64_t
+atomic_result(struct sim *s, int i, uint32_t psn)
+{
+	for (unsigned int k = 0; k < RM_WIN; k++)
+		if (s->cl[i].ops[k].psn == psn && s->cl[i].ops[k].type == RM_CAS &&
+		    s->cl[i].ops[k].state == 2)
+			return s->cl[i].ops[k].result;
+	ck_abort_msg("client %d: no answered CAS at %u", i, psn);
+	return 0;
+}
+
+/*
+ * Issue #30's audit: a restart with a granted WRITE in flight.  A's CAS
+ * (0->1) is granted here; the WRITE swordd made of it is on its way to
+ * the server when swordd restarts (all state lost).  B's CAS(0->2)
+ * reaches the new instance, which knows nothing of the word: passed real
+ * and run ahead of A's WRITE, it is granted (original 0), then A's WRITE
+ * lands: two holders.  With the start quiet (ser_params.start_quiet_tsc)
+ * B's CAS waits (dropped, asked back) until A's WRITE must have landed,
+ * and fails on A's value.  _i: 0 the quiet on, 1 off (the bug, as with
+ * learn_holdoff alone).
+ */
+START_TEST(t_restart_granted_write_in_flight)
+{
+	struct sim s;
+
+	init(&s, 2, 0, false, _i ? "conn-restart-write-inflight-noquiet" :
+	     "conn-restart-write-inflight");
+	s.prm.start_quiet_tsc = _i ? 0 : 20000;
+	ck_assert_int_eq(sim_reconfigure(&s), 0);
+	learn(&s, 1, lock_va(5));                 /* B: 3185, 3186 */
+	post_read(&s, 0);                         /* A: 3185 */
+	sim_flow(&s, 1000);
+	post_cas(&s, 0, lock_va(5), 1, 0);        /* A: 3186, decided */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert_uint_eq(s.q[Q_S2M].n, 1);       /* A's WRITE(1), on its way */
+	ser_reset(s.ser);                         /* the restart */
+	post_cas(&s, 1, lock_va(5), 2, 0);        /* B: 3187 */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	/* whatever the new instance sent goes first */
+	ck_assert(sim_deliver(&s, Q_S2M, s.q[Q_S2M].n - 1));
+	/* A's answer is lost with the old instance (a plain ACK for its CAS:
+	 * the restart limit the state segment is for); B must finish */
+	sim_run(&s, 200000, 100);
+	ck_assert_int_eq(s.cl[1].next_psn, s.cl[1].oldest);
+	if (_i == 0) {
+		ck_assert_uint_ge(C(&s)->start_quiet_drop, 1);
+		ck_assert_uint_eq(atomic_result(&s, 1, 3187), 1);  /* B fails */
+	} else {
+		ck_assert_uint_eq(atomic_result(&s, 1, 3187), 0);  /* two holders */
+	}
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 1);
+	sim_free(&s);
+}
+END_TEST
+
+/*
  * An FAA decided here, then the QP re-created out of band (same QPN, same
- * PSNs) and the same requests sent again: the READ, the CAS that taught
- * the word, the same FAA(+1).  To swordd the FAA is byte for byte the
+ * PSNs) and the same requests sent again: two READs and the same
+ * FAA(+1), on a word another client taught.  To swordd the FAA is byte for byte the
  * answered one at its PSN; to the server's new QP it is a new FAA.  The
  * server must run it (memory 2) and the client must get 1: with the old
  * life's answer replayed as its WRITE(1) the counter moved once for two
@@ -936,10 +1035,12 @@ START_TEST(t_faa_new_life_runs)
 	struct sim s;
 	uint64_t faa_local;
 
-	init(&s, 1, 0, false, _i ? "conn-faa-new-life-oob" : "conn-faa-new-life");
+	init(&s, 2, 0, false, _i ? "conn-faa-new-life-oob" : "conn-faa-new-life");
 	s.prm.faa_out_of_band = _i == 1;
 	ck_assert_int_eq(sim_reconfigure(&s), 0);
-	learn(&s, 0, lock_va(3));                            /* 3185, 3186 */
+	learn(&s, 1, lock_va(3));
+	post_read(&s, 0);                                    /* 3185 */
+	post_read(&s, 0);                                    /* 3186 */
 	post(&s, 0, &(struct rm_op){ .type = RM_FAA, .va = lock_va(3), .a = { 1 },
 				     .user = MANUAL });      /* 3187 */
 	sim_flow(&s, 1000);
@@ -948,7 +1049,7 @@ START_TEST(t_faa_new_life_runs)
 	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(3)), 1);
 	sim_reconnect(&s, 0);
 	post_read(&s, 0);
-	post_cas(&s, 0, lock_va(3), 0, 0);
+	post_read(&s, 0);
 	post(&s, 0, &(struct rm_op){ .type = RM_FAA, .va = lock_va(3), .a = { 1 },
 				     .user = MANUAL });
 	finish(&s);
@@ -1455,6 +1556,8 @@ conn_suite(void)
 	tcase_add_test(tc, t_s9_replay_other_content);
 	tcase_add_test(tc, t_replay_of_real_atomic_held_until_answered);
 	tcase_add_test(tc, t_replay_of_real_atomic_new_life_runs);
+	tcase_add_test(tc, t_new_life_cas_after_own_release);
+	tcase_add_loop_test(tc, t_restart_granted_write_in_flight, 0, 2);
 	tcase_add_loop_test(tc, t_faa_new_life_runs, 0, 2);
 	tcase_add_test(tc, t_drain_known_word_passes_real);
 	tcase_add_test(tc, t_drain_pending_write_keeps_gating);
