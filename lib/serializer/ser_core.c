@@ -296,6 +296,13 @@ ser_reset(struct ser *s)
 	memset(s->conns, 0, s->prm.max_conns * sizeof(*s->conns));
 	rc_reset(s->rc);
 	s->epoch_set = false;
+	s->quiet_until = 0;
+}
+
+void
+ser_start(struct ser *s, uint64_t now)
+{
+	s->quiet_until = now + s->prm.start_quiet_tsc;
 }
 
 /* ------------------------------------------------------------------ */

@@ -132,6 +132,10 @@ fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 		rte_free(f);
 		return NULL;
 	}
+	/* the start quiet runs from the process's start: a restart is the
+	 * time since the previous instance's last frame, and traffic that
+	 * comes later than the quiet pays nothing */
+	ser_start(f->ser, rte_rdtsc());
 	return f;
 }
 

@@ -198,6 +198,7 @@ struct ser {
 	uint8_t pair_opcode;  /* the response being paired (ser_resp.c) */
 	uint64_t epoch;       /* now of the first packet since create/reset */
 	bool epoch_set;
+	uint64_t quiet_until; /* ser_start: no managed op passes before this */
 	/* The frame being handled has a good ICRC, verified by the caller
 	 * (swordd's worker checks a burst's ICRCs together): set by ser_fn
 	 * around one ser_on_request/ser_on_response, false otherwise. */

@@ -272,7 +272,7 @@ stub_untracked(struct ser *s, struct ser_stub *st, const struct req_class *rc)
 static bool
 start_quiet(struct ser *s, const struct req_class *rc, uint64_t now)
 {
-	if (rc->word == SER_NO_WORD || now - s->epoch >= s->prm.start_quiet_tsc)
+	if (rc->word == SER_NO_WORD || now >= s->quiet_until)
 		return false;
 	s->c.start_quiet_drop++;
 	return true;

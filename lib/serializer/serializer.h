@@ -77,12 +77,12 @@ struct ser_params {
 	 */
 	uint64_t learn_holdoff_tsc;
 	/*
-	 * After a (re)start, from the first request seen, no request on a
-	 * managed word goes to the server for this long (dropped and asked
-	 * back): a WRITE the previous instance made of a granted CAS may
-	 * still be on its way to the server, and another client's CAS passed
-	 * real ahead of it would be granted too (two holders).  Must exceed
-	 * the time a frame can spend between swordd and the server.  0 = off.
+	 * After a (re)start (ser_start), no request on a managed word goes to
+	 * the server for this long (dropped and asked back): a WRITE the
+	 * previous instance made of a granted CAS may still be on its way to
+	 * the server, and another client's CAS passed real ahead of it would
+	 * be granted too (two holders).  Must exceed the time a frame can
+	 * spend between swordd and the server.  0 = off.
 	 */
 	uint64_t start_quiet_tsc;
 	/*
@@ -206,6 +206,10 @@ void ser_destroy(struct ser *s);
 
 /* Drop all state (what a restart does): words unknown, no connections. */
 void ser_reset(struct ser *s);
+
+/* The instance starts (its process, or a reset) at now: no request on a
+ * managed word goes to the server until now + start_quiet_tsc. */
+void ser_start(struct ser *s, uint64_t now);
 
 /*
  * A client→server frame.  p must be a successful roce_parse() of

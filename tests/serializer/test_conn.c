@@ -997,6 +997,7 @@ START_TEST(t_restart_granted_write_in_flight)
 	ck_assert(sim_deliver(&s, Q_C2S, 0));
 	ck_assert_uint_eq(s.q[Q_S2M].n, 1);       /* A's WRITE(1), on its way */
 	ser_reset(s.ser);                         /* the restart */
+	ser_start(s.ser, s.now);
 	post_cas(&s, 1, lock_va(5), 2, 0);        /* B: 3187 */
 	ck_assert(sim_deliver(&s, Q_C2S, 0));
 	/* whatever the new instance sent goes first */
