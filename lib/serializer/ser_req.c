@@ -457,8 +457,10 @@ replay_redecide(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
  *   duplicate it has no answer for and drops (rxe: class D), and its next
  *   ACK covers this PSN from beyond it: the walk answers the client with
  *   the recorded answer, as for the first copy.
- * Not for a copy of an atomic its client pipelined a request on the word
- * behind (SF_PIPED, note_piped): that client may have lost the answer,
+ * Not on a remapping lane (remapping takes the atomic at a PSN where it
+ * placed a WRITE for no retransmission, and [remap] out_of_band promises
+ * no new lives), nor for a copy of an atomic its client pipelined a
+ * request on the word behind (SF_PIPED, note_piped): that client may have lost the answer,
  * and its retransmission needs the recorded one.  What is not told apart
  * (lib/serializer/README): a new life that pipelines over the word the
  * same way; a new life whose ATOMIC ACK is lost between the server and
@@ -495,7 +497,8 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 			      !ser_word_settled_for(s, st->word, &own, now));
 
 		if (((moved && (st->flags & SF_MINE_AFTER)) || (st->flags & SF_PROBE)) &&
-		    !c->by_cm && !(st->flags & (SF_PENDING | SF_PIPED)))
+		    !c->by_cm && !(st->flags & (SF_PENDING | SF_PIPED)) &&
+		    who_fresh(s, c, st->psn, true).dom == c->incarnation)
 			return replay_probe(s, sc, st, now);
 		if (moved)
 			s->c.replay_zeroed++;

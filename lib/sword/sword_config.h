@@ -122,7 +122,7 @@ enum sword_mode {
 	  "an un-ACKed modelled write is abandoned after this long, 0 = never") \
 	X(learn_holdoff_ms, UINT, uint32_t, learn_holdoff_ms, 0, 600000, "1000", 0, \
 	  "no learning from real atomics this long after start") \
-	X(start_quiet_ms, UINT, uint32_t, start_quiet_ms, 0, 10000, "100", 0, \
+	X(start_quiet_ms, UINT, uint32_t, start_quiet_ms, 0, 10000, "0", 0, \
 	  "after swordd starts, no op on a lock word passes for this long: a write the previous instance decided may still be on its way") \
 	X(conn_idle_ms, UINT, uint32_t, conn_idle_ms, 1, 3600000, "10000", 0, \
 	  "a client connection with no request this long ages out (lib/rc); above the clients' RC retry budget") \
