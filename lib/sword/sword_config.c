@@ -1424,7 +1424,8 @@ sword_config_reload_plan(const struct sword_config *cur, const struct sword_conf
 		refused++;
 	}
 	if (refused > 0) {
-		snprintf(msg, len, "%s", why);
+		/* the file (or --set) the refused values come from */
+		snprintf(msg, len, "%s: %s", next->source, why);
 		free(why);
 		return -1;
 	}
