@@ -96,6 +96,7 @@ int
 ser_region_retire(struct ser *s, const struct ser_region *r)
 {
 	int i = region_index(s, r);
+	const uint64_t relearn = s->c.relearn;
 
 	if (i < 0)
 		return -ENOENT;
@@ -105,6 +106,8 @@ ser_region_retire(struct ser *s, const struct ser_region *r)
 		if (!(s->words[wi].flags & WF_NOREWRITE))
 			ser_word_norewrite(s, wi);
 	}
+	/* forgetting the words is not the relearning that counter counts */
+	s->c.relearn = relearn;
 	return 0;
 }
 
