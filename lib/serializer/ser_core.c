@@ -390,6 +390,10 @@ ser_word_get(const struct ser *s, uint32_t server_ip4, uint32_t rkey,
 
 	if (r == NULL || (va & 7))
 		return SER_WORD_NONE;
+	/* telemetry reads the table while its worker may change it between
+	 * bursts (a live reload): never index past the words handed out */
+	if (r->first_word + (va - r->r.base) / 8 >= s->n_words)
+		return SER_WORD_NONE;
 	w = &s->words[r->first_word + (va - r->r.base) / 8];
 	if (value)
 		*value = w->shadow;

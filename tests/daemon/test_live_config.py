@@ -15,6 +15,10 @@ pass unmanaged) and the log.  Acceleration under load is
 tests/e2e/test_live_config.py's.  Also:
 a kept section changed is refused naming file, section and key, nothing
 changed; a lock region that does not fit [tables] lock_words is refused.
+Then with two workers (one receives: net_pcap has one queue) and m1
+pinned to worker 1: a region added on worker 0, which had none (its
+atomic replacement state made at the reload), and a lock region removed
+while its server stays managed.
 Without the feature every reload here is refused ("fixed at start").
 """
 
@@ -185,6 +189,69 @@ def body():
     t.check_eq((cfg["reloads"], cfg["reloads_refused"]), (3, 2), "reloads, refused")
     stats = sw.telemetry("/sword/stats")
     t.check_eq(stats.get("dispatch_dropped", 0), 0, "dispatch_dropped")
+    t.check(sw.alive(), "swordd died")
+    sw.stop()
+    t.check_eq(sw.rc, 0, "swordd exit status")
+    two_workers(d, cap)
+
+
+TWO = """\
+[ports]
+mode = one-port
+
+[cores]
+workers = 2
+
+[features]
+atomic_replacement = on
+
+[server.m1]
+ip = 198.18.0.2
+worker = 1
+
+[lock.l1]
+server = m1
+base = 0x10000000
+length = 4096
+"""
+M2_W0 = """
+[server.m2]
+ip = 198.18.0.3
+worker = 0
+"""
+L2 = """
+[lock.l2]
+server = m2
+base = 0x20000000
+length = 4096
+"""
+
+
+def two_workers(d, cap):
+    conf = os.path.join(d, "two.conf")
+    write(conf, TWO)
+    # three lcores (main + 2 workers) on whatever CPUs there are
+    sw = t.Swordd(["net_pcap0,rx_pcap=%s,infinite_rx=1" % cap], ["-c", conf],
+                  eal_extra=["--lcores", "0@0,1@%d,2@%d" % ((os.cpu_count() > 1,) * 2)],
+                  name="two", workdir=d).start()
+    t.wait_for(lambda: grows(sw, "m1", "managed_rx", 1.0), 60, "m1 managed_rx grows")
+    t.check_eq(lock(sw, "m1", "0x10000000").get("worker"), 1, "m1's owner")
+    write(conf, TWO + M2_W0 + L2)
+    r = swordctl(sw.prefix, "reload")
+    t.check("+[server.m2]" in r.stdout and "+[lock.l2]" in r.stdout, "add:\n" + r.stdout)
+    lk = lock(sw, "m2", "0x20000000")
+    t.check_eq((lk.get("region"), lk.get("worker")), ("l2", 0), "m2's word: region, worker")
+    t.check(lk.get("state") in ("unknown", "known"),
+            "worker 0 has no atomic replacement state for l2: %s" % lk)
+    t.wait_for(lambda: grows(sw, "m2", "managed_rx", 1.0), 30, "m2 managed on worker 0")
+    # the region goes, its server stays managed
+    write(conf, TWO + M2_W0)
+    r = swordctl(sw.prefix, "reload", "--wait", "20")
+    t.check("-[lock.l2]" in r.stdout and "-[server" not in r.stdout, "removal:\n" + r.stdout)
+    t.check_eq(lock(sw, "m2", "0x20000000").get("state"), "none",
+               "m2's word after its region was removed")
+    t.check(grows(sw, "m2", "managed_rx", 1.0), "m2 no longer managed after l2 went")
+    t.check_eq(lock(sw, "m1", "0x10000000").get("region"), "l1", "l1 after l2 went")
     t.check(sw.alive(), "swordd died")
     sw.stop()
     t.check_eq(sw.rc, 0, "swordd exit status")
