@@ -96,7 +96,8 @@ enum sword_mode {
 
 /* [tables] (lib/serializer's per-worker sizes) */
 #define SWORD_KEYS_TABLES(X) \
-	X(lock_words, POW2, uint32_t, lock_words, 1, 1u << 24, "65536", 0, "shadow lock words per worker") \
+	X(lock_words, POW2, uint32_t, lock_words, 1, 1u << 24, "65536", 0, \
+	  "shadow lock words per worker, sized at start: also the room for lock regions a reload adds") \
 	X(qps, POW2, uint32_t, qps, 1, 1u << 20, "1024", 0, "client connections tracked per worker") \
 	X(stub_ring, POW2, uint32_t, stub_ring, 2, 1u << 16, "256", 0, \
 	  "stub entries per connection (PSN mod n); must exceed a client's outstanding PSNs")

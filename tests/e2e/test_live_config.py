@@ -19,7 +19,8 @@ on both servers every lock's counter in memory equals the critical
 sections the clients completed on it and every lock word and holder is
 back to 0 (e2e.check_run); swordd rewrote mem1's atomics after the add
 (/sword/servers rewritten grows) and decided on [lock.b]'s words
-(/sword/lock region b, known); the removal drained (nothing retiring) and
+(/sword/lock region b); no connection swordd tracked was opened
+again (fn_atomic_conn_created = the 6 client QPs); the removal drained (nothing retiring) and
 mem1 is gone from /sword/servers; swordd exits 0.
 """
 
@@ -156,6 +157,9 @@ def body():
     t.check_eq(st.get("malformed", 0), 0, "swordd malformed")
     t.check(st.get("fn_atomic_granted", 0) > 0, "nothing granted")
     t.check(seen["mem1_rewritten"] > 0, "mem1 never rewritten")
+    # nothing already tracked was lost at the add or the removal: each of
+    # the 6 client QPs (4 to mem0, 2 to mem1) opened once
+    t.check_eq(st.get("fn_atomic_conn_created", 0), 6, "connections created")
 
 
 if __name__ == "__main__":
