@@ -553,30 +553,48 @@ static void
 reload_config(struct sword_daemon *d)
 {
 	struct sword_config *next = malloc(sizeof(*next));
-	char err[512], msg[1024];
-	int n;
+	char err[512], msg[1024], retiring[512];
+	int n, status = -1;
 
 	sd_notify(0, "RELOADING=1\nSTATUS=reloading the configuration");
+	msg[0] = '\0';
 	if (next == NULL) {
+		snprintf(msg, sizeof(msg), "out of memory");
 		SWORD_LOG_TO(config, ERR, "reload refused: out of memory");
 		d->reloads_refused++;
 	} else if (build_config(&start_opts, next, err, sizeof(err)) < 0) {
+		snprintf(msg, sizeof(msg), "%s", err);
 		SWORD_LOG_TO(config, ERR, "reload refused, nothing changed: %s", err);
 		d->reloads_refused++;
 	} else if ((n = sword_config_reload_plan(&d->cfg, next, msg, sizeof(msg))) < 0) {
 		SWORD_LOG_TO(config, ERR, "reload refused, nothing changed: needs a "
 			     "restart: %s", msg);
 		d->reloads_refused++;
-	} else if (n > 0 && sword_daemon_apply_live(d, next) < 0) {
+	} else if (n > 0 && sword_config_sections_change(&d->cfg, next) &&
+		   sword_daemon_apply_reload(d, next, err, sizeof(err)) < 0) {
+		/* sections added or removed: the workers' tables must take them */
+		SWORD_LOG_TO(config, ERR, "reload refused, nothing changed: %s", err);
+		snprintf(msg, sizeof(msg), "%s", err);
+		d->reloads_refused++;
+	} else if (n > 0 && !sword_config_sections_change(&d->cfg, next) &&
+		   sword_daemon_apply_live(d, next) < 0) {
+		snprintf(msg, sizeof(msg), "interrupted by shutdown");
 		SWORD_LOG_TO(config, WARNING, "reload interrupted by shutdown");
 	} else {
 		d->reloads++;
-		SWORD_LOG_TO(config, INFO, "reload applied (%d key(s) changed%s%s), "
-			     "config hash %016" PRIx64, n, n ? ": " : "", msg,
-			     sword_config_hash(&d->cfg));
+		status = n > 0;
+		sword_config_retiring_text(&d->cfg, retiring, sizeof(retiring));
+		SWORD_LOG_TO(config, INFO, "reload applied (%d change(s)%s%s), "
+			     "config hash %016" PRIx64 "%s%s", n, n ? ": " : "", msg,
+			     sword_config_hash(&d->cfg), retiring[0] ? "; draining " : "",
+			     retiring);
 	}
 	free(next);
 	swordd_xdp_steer(d);
+	/* what /sword/reload answers (its thread waits for reload_seq) */
+	d->reload_status = status;
+	snprintf(d->reload_msg, sizeof(d->reload_msg), "%s", msg);
+	__atomic_store_n(&d->reload_seq, d->reload_seq + 1, __ATOMIC_RELEASE);
 	sd_notifyf(0, "READY=1\nSTATUS=forwarding, config hash %016" PRIx64,
 		   sword_config_hash(&d->cfg));
 }

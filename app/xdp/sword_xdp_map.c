@@ -85,13 +85,17 @@ sword_xdp_map_fill(int fd, const struct sword_config *cfg, char *err, size_t err
 
 		more = bpf_map_get_next_key(fd, &key, &next) == 0;
 		for (i = 0; i < cfg->n_servers; i++)
-			keep |= cfg->servers[i].ip == key;
+			keep |= cfg->servers[i].state != SWORD_INST_FREE &&
+				cfg->servers[i].ip == key;
 		if (!keep)
 			bpf_map_delete_elem(fd, &key);
 	}
 	for (i = 0; i < cfg->n_servers; i++) {
 		__u16 port = cfg->servers[i].udp_port;
 
+		/* a slot a live reload freed (its server removed) */
+		if (cfg->servers[i].state == SWORD_INST_FREE)
+			continue;
 		key = cfg->servers[i].ip;
 		if (bpf_map_update_elem(fd, &key, &port, BPF_ANY) < 0) {
 			snprintf(err, errlen, "server.%s: %s map update: %s",

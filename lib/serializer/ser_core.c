@@ -175,8 +175,11 @@ regions_init(struct ser *s, const struct ser_params *prm)
 {
 	uint64_t words = 0;
 
-	s->regions = calloc(prm->n_regions ? prm->n_regions : 1, sizeof(*s->regions));
-	s->servers = calloc(prm->n_regions ? prm->n_regions : 1, sizeof(*s->servers));
+	/* room for live adds (ser_region_add) when asked for */
+	s->max_regions = prm->max_regions > prm->n_regions ? prm->max_regions
+							   : prm->n_regions;
+	s->regions = calloc(s->max_regions ? s->max_regions : 1, sizeof(*s->regions));
+	s->servers = calloc(s->max_regions ? s->max_regions : 1, sizeof(*s->servers));
 	if (s->regions == NULL || s->servers == NULL)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < prm->n_regions; i++) {
@@ -195,6 +198,7 @@ regions_init(struct ser *s, const struct ser_params *prm)
 	}
 	s->n_regions = prm->n_regions;
 	s->n_words = (uint32_t)words;
+	s->words_cap = prm->max_regions ? s->prm.max_words : s->n_words;
 	return 0;
 }
 
@@ -252,7 +256,7 @@ ser_create(const struct ser_params *prm)
 		goto fail;
 	s->orphan_tsc = s->prm.pending_expire_tsc > s->prm.learn_holdoff_tsc ?
 			s->prm.pending_expire_tsc : s->prm.learn_holdoff_tsc;
-	s->words = calloc(s->n_words ? s->n_words : 1, sizeof(*s->words));
+	s->words = calloc(s->words_cap ? s->words_cap : 1, sizeof(*s->words));
 	s->conns = calloc(s->prm.max_conns, sizeof(*s->conns));
 	s->stubs = calloc((size_t)s->prm.max_conns * s->prm.ring_size,
 			  sizeof(*s->stubs));
@@ -392,6 +396,10 @@ ser_word_get(const struct ser *s, uint32_t server_ip4, uint32_t rkey,
 	const struct ser_word *w;
 
 	if (r == NULL || (va & 7))
+		return SER_WORD_NONE;
+	/* telemetry reads the table while its worker may change it between
+	 * bursts (a live reload): never index past the words handed out */
+	if (r->first_word + (va - r->r.base) / 8 >= s->n_words)
 		return SER_WORD_NONE;
 	w = &s->words[r->first_word + (va - r->r.base) / 8];
 	if (value)

@@ -11,6 +11,7 @@
  * client before the response that carried them.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -26,6 +27,9 @@
 
 struct ser_fn {
 	struct ser *ser;
+	struct ser *staged;                 /* made by prepare for a worker that
+					     * had no region: reconfigure takes it */
+	uint16_t worker;
 	uint64_t emit_lost;                 /* no mbuf for a synthesized frame */
 	struct ser_emit emit[SER_FN_EMIT_MAX];
 };
@@ -71,7 +75,7 @@ ser_fn_params(struct ser_params *prm, struct ser_region *regions,
 
 	memset(prm, 0, sizeof(*prm));
 	prm->regions = regions;
-	for (i = 0; i < cfg->n_locks; i++) {
+	for (i = 0; regions != NULL && i < cfg->n_locks; i++) {
 		const struct sword_lock_conf *l = &cfg->locks[i];
 		struct ser_region *r;
 
@@ -100,6 +104,8 @@ ser_fn_params(struct ser_params *prm, struct ser_region *regions,
 	prm->conn_idle_tsc = ms_to_tsc(cfg->atomic.conn_idle_ms);
 	prm->no_force_ackreq = !cfg->atomic.force_ackreq;
 	prm->no_poke = cfg->remapping;
+	/* room for regions a live reload adds (ser_fn_prepare checks it) */
+	prm->max_regions = SWORD_MAX_LOCKS;
 	return 0;
 }
 
@@ -116,6 +122,7 @@ fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 	f = rte_zmalloc_socket("ser_fn", sizeof(*f), RTE_CACHE_LINE_SIZE, socket_id);
 	if (f == NULL)
 		return NULL;
+	f->worker = (uint16_t)worker_id;
 	if (prm.n_regions == 0)
 		return f;               /* this worker owns no lock region */
 	/* the worker's connection table, shared with remapping */
@@ -145,6 +152,7 @@ fn_destroy(void *state)
 	struct ser_fn *f = state;
 
 	ser_destroy(f->ser);
+	ser_destroy(f->staged);
 	rte_free(f);
 }
 
@@ -315,12 +323,159 @@ fn_publish(void *state, uint64_t *counters)
  * only decide when a refusal or a pending write is given up, so a new value
  * applies to words already gated without breaking the safety argument.
  */
+/* Lock region l of cfg as the serializer names it. */
+static void
+lock_region(const struct sword_config *cfg, const struct sword_lock_conf *l,
+	    struct ser_region *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->server_ip4 = cfg->servers[l->server_idx].ip;
+	r->any_rkey = l->rkey_any;
+	r->rkey = l->rkey;
+	r->base = l->base;
+	r->len = l->length;
+}
+
+static bool
+lock_is_mine(const struct ser_fn *f, const struct sword_config *cfg,
+	     const struct sword_lock_conf *l)
+{
+	return l->server_idx >= 0 &&
+	       sword_config_server_worker(cfg, (unsigned int)l->server_idx) == f->worker;
+}
+
+/*
+ * Live sections (main lcore, before the workers see next): the regions
+ * next gives this worker that its serializer does not have must fit in
+ * what is left of its table; a worker that had no region gets a
+ * serializer made here (calloc and the connection table: not on its
+ * lcore), installed by fn_reconfigure.
+ */
+static int
+fn_prepare(void *state, struct sword_worker *w, const struct sword_config *next,
+	   int socket_id __rte_unused, char *err, size_t errlen)
+{
+	struct ser_fn *f = state;
+	struct ser_region r;
+	uint32_t room_regions = SWORD_MAX_LOCKS, room_words = next->lock_words;
+	uint64_t words = 0, regions = 0;
+	const char *first = NULL;
+
+	if (f == NULL)
+		return 0;
+	for (unsigned int i = 0; i < next->n_locks; i++) {
+		const struct sword_lock_conf *l = &next->locks[i];
+
+		if (l->state != SWORD_INST_ACTIVE || !lock_is_mine(f, next, l))
+			continue;
+		lock_region(next, l, &r);
+		if (f->ser != NULL && ser_region_present(f->ser, &r))
+			continue;
+		words += r.len / 8;
+		regions++;
+		if (first == NULL)
+			first = l->name;
+	}
+	if (regions == 0)
+		return 0;
+	if (f->ser != NULL)
+		ser_room(f->ser, &room_regions, &room_words);
+	if (regions > room_regions || words > room_words) {
+		snprintf(err, errlen, "%s: [lock.%s] length: worker %u has room for %u "
+			 "more lock word(s) in %u region(s), the new regions need %" PRIu64
+			 " in %" PRIu64 " ([tables] lock_words = %u; a removed region's "
+			 "words come back at a restart)", next->source, first, f->worker,
+			 room_words, room_regions, words, regions, next->lock_words);
+		return -1;
+	}
+	if (f->ser == NULL) {
+		struct ser_params prm;
+
+		ser_fn_params(&prm, NULL, 0, next, (int)f->worker);   /* no region yet */
+		prm.rc = sword_worker_rc(w);
+		prm.defer_resign = true;
+		f->staged = prm.rc != NULL ? ser_create(&prm) : NULL;
+		if (f->staged == NULL) {
+			snprintf(err, errlen, "%s: [lock.%s]: cannot create atomic replacement's "
+				 "state on worker %u: %s", next->source, first, f->worker,
+				 strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+fn_unprepare(void *state)
+{
+	struct ser_fn *f = state;
+
+	if (f != NULL) {
+		ser_destroy(f->staged);
+		f->staged = NULL;
+	}
+}
+
+/* The serializer's regions become cfg's for this worker: new ones added
+ * (fn_prepare made room), RETIRING ones retired, the others removed. */
+static void
+regions_follow(struct ser_fn *f, const struct sword_config *cfg)
+{
+	struct ser *s = f->ser;
+	struct ser_region r;
+
+	for (unsigned int i = 0; i < cfg->n_locks; i++) {
+		const struct sword_lock_conf *l = &cfg->locks[i];
+
+		if (!lock_is_mine(f, cfg, l))
+			continue;
+		lock_region(cfg, l, &r);
+		if (l->state == SWORD_INST_ACTIVE && !ser_region_present(s, &r))
+			ser_region_add(s, &r);
+		else if (l->state == SWORD_INST_RETIRING)
+			ser_region_retire(s, &r);
+	}
+	for (uint32_t k = 0; k < s->n_regions;) {
+		bool keep = false;
+
+		for (unsigned int i = 0; i < cfg->n_locks && !keep; i++) {
+			if (!lock_is_mine(f, cfg, &cfg->locks[i]))
+				continue;
+			lock_region(cfg, &cfg->locks[i], &r);
+			keep = r.server_ip4 == s->regions[k].r.server_ip4 &&
+			       r.any_rkey == s->regions[k].r.any_rkey &&
+			       (r.any_rkey || r.rkey == s->regions[k].r.rkey) &&
+			       r.base == s->regions[k].r.base && r.len == s->regions[k].r.len;
+		}
+		if (keep) {
+			k++;
+			continue;
+		}
+		r = s->regions[k].r;
+		ser_region_remove(s, &r);
+	}
+}
+
+/*
+ * SIGHUP changed live [atomic] keys: the I4 gate's bounds and the pending
+ * write expiry.  Runs on this worker's lcore between bursts (sword_fn_ops
+ * contract), so the serializer never sees a half-changed set.  The bounds
+ * only decide when a refusal or a pending write is given up, so a new value
+ * applies to words already gated without breaking the safety argument.
+ * A reload that added or removed lock regions: the table follows cfg.
+ */
 static void
 fn_reconfigure(void *state, const struct sword_config *cfg)
 {
 	struct ser_fn *f = state;
 
-	if (f == NULL || f->ser == NULL)
+	if (f == NULL)
+		return;
+	if (f->ser == NULL && f->staged != NULL) {
+		f->ser = f->staged;
+		f->staged = NULL;
+	}
+	if (f->ser == NULL)
 		return;
 	f->ser->prm.max_refusals = cfg->atomic.max_refusals;
 	f->ser->prm.gate_tsc = ms_to_tsc(cfg->atomic.gate_ms);
@@ -328,6 +483,28 @@ fn_reconfigure(void *state, const struct sword_config *cfg)
 	/* how long an orphaned op may still run follows the expiry (S7) */
 	f->ser->orphan_tsc = RTE_MAX(f->ser->prm.pending_expire_tsc,
 				     f->ser->prm.learn_holdoff_tsc);
+	regions_follow(f, cfg);
+}
+
+/* What this worker still owes for its RETIRING regions (main lcore). */
+static uint64_t
+fn_owed(const void *state, const struct sword_config *cfg)
+{
+	const struct ser_fn *f = state;
+	struct ser_region r;
+	uint64_t owed = 0;
+
+	if (f == NULL || f->ser == NULL)
+		return 0;
+	for (unsigned int i = 0; i < cfg->n_locks; i++) {
+		const struct sword_lock_conf *l = &cfg->locks[i];
+
+		if (l->state != SWORD_INST_RETIRING || !lock_is_mine(f, cfg, l))
+			continue;
+		lock_region(cfg, l, &r);
+		owed += ser_region_owed(f->ser, &r);
+	}
+	return owed;
 }
 
 const struct sword_fn_ops ser_fn_ops = {
@@ -337,6 +514,9 @@ const struct sword_fn_ops ser_fn_ops = {
 	.process = fn_process,
 	.publish = fn_publish,
 	.reconfigure = fn_reconfigure,
+	.prepare = fn_prepare,
+	.unprepare = fn_unprepare,
+	.owed = fn_owed,
 	.checks_icrc = fn_checks_icrc,
 	.n_counters = N_COUNTERS,
 	.counter_names = ser_fn_counter_names,

@@ -184,11 +184,12 @@ struct ser_region_rt {
 struct ser {
 	struct ser_params prm;
 	struct ser_region_rt *regions;
-	uint32_t n_regions;
+	uint32_t n_regions, max_regions;
 	uint32_t *servers;    /* distinct server IPs */
 	uint32_t n_servers;
 	struct ser_word *words;
-	uint32_t n_words;
+	uint32_t n_words;     /* handed out to regions (removed ones' included) */
+	uint32_t words_cap;
 	struct rc_table *rc;  /* the connections */
 	bool own_rc;
 	struct ser_conn *conns;   /* by rc slot */

@@ -45,7 +45,7 @@ lock_error(struct rte_tel_data *dt, const char *msg)
 }
 
 static int
-tel_lock(const char *cmd __rte_unused, const char *params, struct rte_tel_data *dt)
+lock_locked(const char *params, struct rte_tel_data *dt)
 {
 	const struct sword_config *c;
 	char buf[128], *server, *va_s, *rkey_s, *end;
@@ -113,6 +113,23 @@ tel_lock(const char *cmd __rte_unused, const char *params, struct rte_tel_data *
 	/* modelled writes not yet ACKed + unmodelled operations in flight */
 	rte_tel_data_add_dict_u64(dt, "in_flight", inflight);
 	return 0;
+}
+
+/* Under the daemon's cfg_lock: a live reload may be changing the
+ * sections (sword_daemon_apply_reload). */
+static int
+tel_lock(const char *cmd __rte_unused, const char *params, struct rte_tel_data *dt)
+{
+	int rc;
+
+	if (tel_d == NULL)
+		return -1;
+	/* tel_d is const here for the readers; the lock is the one thing
+	 * this handler writes */
+	pthread_mutex_lock((pthread_mutex_t *)(uintptr_t)&tel_d->cfg_lock);
+	rc = lock_locked(params, dt);
+	pthread_mutex_unlock((pthread_mutex_t *)(uintptr_t)&tel_d->cfg_lock);
+	return rc;
 }
 
 /* One connection as a line: identity, how it was paired, life, window,

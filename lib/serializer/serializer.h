@@ -45,6 +45,11 @@ struct ser_params {
 	const struct ser_region *regions;
 	uint32_t n_regions;
 	uint32_t max_words;     /* total words over all regions must fit (default 1<<20) */
+	/* Regions the table can hold for ser_region_add (swordd's live
+	 * reload); 0 = exactly n_regions and no room for more.  With room,
+	 * the shadow is sized max_words up front (calloc: pages are touched
+	 * only once words are handed out). */
+	uint32_t max_regions;
 	uint32_t max_conns;     /* client connections (default 1024) */
 	uint32_t ring_size;     /* stubs per connection, power of two (default 256);
 	                         * must exceed any client's outstanding PSNs */
@@ -271,6 +276,34 @@ bool ser_draining(const struct ser *s);
  * answered to their client (*stubs) + modelled writes not yet ACKed
  * (*pending); either pointer may be NULL.  Returns the sum; 0 = drained. */
 uint64_t ser_unanswered(const struct ser *s, uint64_t *stubs, uint64_t *pending);
+/*
+ * Live region table (swordd's SIGHUP / swordctl reload, lib/serializer
+ * README "Live regions").  Regions are named by their value (server, rkey,
+ * base, len).  Not thread-safe: call them on the thread that owns s,
+ * between frames; ser_region_owed is read-only (any thread, as
+ * ser_unanswered).
+ *
+ * add: the region's words come from the shadow's free end (a removed
+ * region's words are never handed out again: a stub of a connection that
+ * outlives the region may still name them).  0, -EEXIST (already there),
+ * -EINVAL (misaligned, overlaps a region of the same memory), -ENOSPC (no
+ * region slot or too few words left: ser_room says how many).
+ * retire: nothing on the region is decided any more; new ops pass real
+ * (each word as after a refused rewrite: never trusted again), while a
+ * word whose rewritten write is un-ACKed keeps gating (S2).
+ * owed: what is still owed on a retired region: rewritten atomics of live
+ * connections not answered to their client, modelled writes un-ACKed.
+ * remove: the region leaves the table; its frames are no business of the
+ * serializer any more.  0 or -ENOENT.
+ */
+int ser_region_add(struct ser *s, const struct ser_region *r);
+int ser_region_retire(struct ser *s, const struct ser_region *r);
+uint64_t ser_region_owed(const struct ser *s, const struct ser_region *r);
+int ser_region_remove(struct ser *s, const struct ser_region *r);
+bool ser_region_present(const struct ser *s, const struct ser_region *r);
+/* Room left for ser_region_add: region slots and words. */
+void ser_room(const struct ser *s, uint32_t *regions, uint32_t *words);
+
 /* The connection table the serializer works on (lib/rc). */
 struct rc_table *ser_rc(struct ser *s);
 

@@ -909,8 +909,11 @@ sword_config_validate(struct sword_config *c, char *err, size_t errlen)
 
 	for (i = 0; i < c->n_servers; i++) {
 		struct sword_server_conf *sv = &c->servers[i];
+		const char *miss;
 
-		const char *miss = missing_key("server", sv->seen);
+		if (sv->state == SWORD_INST_FREE)
+			continue;
+		miss = missing_key("server", sv->seen);
 
 		if (miss != NULL)
 			return fail(err, errlen, "%s: [server.%s] %s: missing", src,
@@ -919,8 +922,9 @@ sword_config_validate(struct sword_config *c, char *err, size_t errlen)
 			return fail(err, errlen, "%s: [server.%s] worker: %d but only %u "
 				    "worker(s) configured", src, sv->name, sv->worker,
 				    c->workers);
+		sv->owner = (int16_t)(sv->worker >= 0 ? sv->worker : (int)(i % c->workers));
 		for (j = 0; j < i; j++)
-			if (c->servers[j].ip == sv->ip) {
+			if (c->servers[j].state != SWORD_INST_FREE && c->servers[j].ip == sv->ip) {
 				char ip[INET_ADDRSTRLEN];
 
 				inet_ntop(AF_INET, &sv->ip, ip, sizeof(ip));
@@ -938,7 +942,8 @@ sword_config_validate(struct sword_config *c, char *err, size_t errlen)
 			return fail(err, errlen, "%s: [lock.%s] %s: missing", src, l->name, miss);
 		l->server_idx = -1;
 		for (j = 0; j < c->n_servers; j++)
-			if (strcmp(c->servers[j].name, l->server) == 0)
+			if (c->servers[j].state != SWORD_INST_FREE &&
+			    strcmp(c->servers[j].name, l->server) == 0)
 				l->server_idx = (int)j;
 		if (l->server_idx < 0)
 			return fail(err, errlen, "%s: [lock.%s] server: no [server.%s] section",
@@ -1003,7 +1008,8 @@ sword_config_validate(struct sword_config *c, char *err, size_t errlen)
 				    miss);
 		l->server_idx = -1;
 		for (j = 0; j < c->n_servers; j++)
-			if (strcmp(c->servers[j].name, l->server) == 0)
+			if (c->servers[j].state != SWORD_INST_FREE &&
+			    strcmp(c->servers[j].name, l->server) == 0)
 				l->server_idx = (int)j;
 		if (l->server_idx < 0)
 			return fail(err, errlen, "%s: [clover.%s] server: no [server.%s] "
@@ -1081,6 +1087,8 @@ config_foreach(const struct sword_config *c,
 			const void *base;
 			const char *name;
 
+			if (i == SEC_SERVER && c->servers[j].state == SWORD_INST_FREE)
+				continue;
 			if (i == SEC_SERVER) {
 				base = &c->servers[j];
 				name = c->servers[j].name;
@@ -1118,8 +1126,9 @@ sword_config_print(const struct sword_config *c, FILE *f)
 	fprintf(f, "config: %s\n", c->source);
 	config_foreach(c, print_one, f);
 	for (i = 0; i < c->n_servers; i++)
-		fprintf(f, "  server.%s owned by worker %u\n", c->servers[i].name,
-			sword_config_server_worker(c, i));
+		if (c->servers[i].state != SWORD_INST_FREE)
+			fprintf(f, "  server.%s owned by worker %u\n", c->servers[i].name,
+				sword_config_server_worker(c, i));
 	fprintf(f, "  hash %016" PRIx64 "\n", sword_config_hash(c));
 }
 
@@ -1179,36 +1188,6 @@ sword_config_print_keys(FILE *f)
 /* ---------------------------------------------------------------------- */
 /* Reload (SIGHUP) */
 
-struct inst_text {
-	FILE *f;
-};
-
-static void
-inst_line(void *arg, const char *sec, const char *inst, const struct sword_key *k,
-	  const char *val)
-{
-	struct inst_text *t = arg;
-
-	if (inst != NULL)
-		fprintf(t->f, "%s.%s=%s\n", sec, k->name, val);
-}
-
-/* Every [KIND.NAME] key as "sec.key=value" lines (malloc'ed). */
-static char *
-instances_text(const struct sword_config *c)
-{
-	struct inst_text t;
-	char *buf = NULL;
-	size_t len = 0;
-
-	t.f = open_memstream(&buf, &len);
-	if (t.f == NULL)
-		return NULL;
-	config_foreach(c, inst_line, &t);
-	fclose(t.f);
-	return buf;
-}
-
 static void
 append(char *msg, size_t len, const char *fmt, ...)
 {
@@ -1222,15 +1201,198 @@ append(char *msg, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Instance i of kind in c (NULL: FREE slot or out of range), its name. */
+static const void *
+inst_get(const struct sword_config *c, enum sec_kind kind, unsigned int i,
+	 const char **name, uint8_t *state)
+{
+	switch (kind) {
+	case SEC_SERVER:
+		if (i >= c->n_servers || c->servers[i].state == SWORD_INST_FREE)
+			return NULL;
+		*name = c->servers[i].name;
+		*state = c->servers[i].state;
+		return &c->servers[i];
+	case SEC_LOCK:
+		if (i >= c->n_locks)
+			return NULL;
+		*name = c->locks[i].name;
+		*state = c->locks[i].state;
+		return &c->locks[i];
+	case SEC_CLOVER_LAYOUT:
+		if (i >= c->n_clover)
+			return NULL;
+		*name = c->clover_layouts[i].name;
+		*state = SWORD_INST_ACTIVE;
+		return &c->clover_layouts[i];
+	default:
+		return NULL;
+	}
+}
+
+static unsigned int
+inst_count(const struct sword_config *c, enum sec_kind kind)
+{
+	return kind == SEC_SERVER ? c->n_servers : kind == SEC_LOCK ? c->n_locks
+									 : c->n_clover;
+}
+
+/* Index of [kind.name] in c (FREE slots skipped), or -1. */
+static int
+inst_find(const struct sword_config *c, enum sec_kind kind, const char *name)
+{
+	const char *nm;
+	uint8_t st;
+
+	for (unsigned int i = 0; i < inst_count(c, kind); i++)
+		if (inst_get(c, kind, i, &nm, &st) != NULL && strcmp(nm, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The first key of two instances of kind that differs, or NULL. */
+static const struct sword_key *
+inst_diff(enum sec_kind kind, const void *a, const void *b, char *va, char *vb,
+	  size_t len)
+{
+	for (unsigned int i = 0; i < RTE_DIM(keys); i++) {
+		const struct sword_key *k = &keys[i];
+
+		if (!k->instance || strcmp(k->section, inst_kind[kind].prefix) != 0)
+			continue;
+		sword_key_format(k, a, va, len);
+		sword_key_format(k, b, vb, len);
+		if (strcmp(va, vb) != 0)
+			return k;
+	}
+	return NULL;
+}
+
+/* Do two lock regions on one server share memory (sword_config_validate's
+ * rule)? */
+static bool
+locks_overlap(const struct sword_lock_conf *a, const struct sword_lock_conf *b)
+{
+	if (!a->rkey_any && !b->rkey_any && a->rkey != b->rkey)
+		return false;
+	return a->base < b->base + b->length && b->base < a->base + a->length;
+}
+
+/*
+ * The sections of one kind: added, removed, kept (identical or refused).
+ * Counts changes into *changes and refusals into *refused.
+ */
+static void
+plan_instances(const struct sword_config *cur, const struct sword_config *next,
+	       enum sec_kind kind, char *msg, size_t len, char *why, size_t wlen,
+	       unsigned int *changes, unsigned int *refused)
+{
+	const char *pre = inst_kind[kind].prefix;
+	char va[64], vb[64];
+	const char *nm;
+	uint8_t st;
+
+	for (unsigned int i = 0; i < inst_count(cur, kind); i++) {
+		const void *a = inst_get(cur, kind, i, &nm, &st);
+		const struct sword_key *k;
+		int j;
+
+		if (a == NULL)
+			continue;
+		j = inst_find(next, kind, nm);
+		if (j < 0) {
+			if (st == SWORD_INST_RETIRING)
+				continue;   /* already on its way out */
+			if (kind == SEC_CLOVER_LAYOUT) {
+				append(why, wlen, "%s[%s.%s]: removed, but Clover layouts are "
+				       "fixed at start (needs a restart)", *refused ? "; " : "",
+				       pre, nm);
+				(*refused)++;
+				continue;
+			}
+			append(msg, len, "%s-[%s.%s]", msg[0] ? "; " : "", pre, nm);
+			(*changes)++;
+			continue;
+		}
+		if (st == SWORD_INST_RETIRING) {
+			append(why, wlen, "%s[%s.%s]: still draining from an earlier reload; "
+			       "add it again once it is gone (swordctl reload --wait)",
+			       *refused ? "; " : "", pre, nm);
+			(*refused)++;
+			continue;
+		}
+		{
+			const char *dn;
+			uint8_t dst;
+			const void *b = inst_get(next, kind, (unsigned int)j, &dn, &dst);
+
+			k = inst_diff(kind, a, b, va, vb, sizeof(va));
+		}
+		if (k != NULL) {
+			append(why, wlen, "%s[%s.%s] %s: %s -> %s: a section's keys are fixed "
+			       "(remove the section and add it under a new name)",
+			       *refused ? "; " : "", pre, nm, k->name, va, vb);
+			(*refused)++;
+		}
+	}
+	for (unsigned int j = 0; j < inst_count(next, kind); j++) {
+		const void *b = inst_get(next, kind, j, &nm, &st);
+
+		if (b == NULL || inst_find(cur, kind, nm) >= 0)
+			continue;
+		if (kind == SEC_CLOVER_LAYOUT) {
+			append(why, wlen, "%s[%s.%s]: added, but Clover layouts are fixed at "
+			       "start (needs a restart)", *refused ? "; " : "", pre, nm);
+			(*refused)++;
+			continue;
+		}
+		if (kind == SEC_SERVER) {
+			const struct sword_server_conf *sv = b;
+
+			/* a retiring server keeps its address until it is gone */
+			for (unsigned int i = 0; i < cur->n_servers; i++)
+				if (cur->servers[i].state == SWORD_INST_RETIRING &&
+				    cur->servers[i].ip == sv->ip) {
+					inet_ntop(AF_INET, &sv->ip, va, sizeof(va));
+					append(why, wlen, "%s[server.%s] ip: %s is server.%s, "
+					       "still draining from an earlier reload",
+					       *refused ? "; " : "", nm, va, cur->servers[i].name);
+					(*refused)++;
+				}
+		}
+		if (kind == SEC_LOCK) {
+			const struct sword_lock_conf *l = b;
+
+			for (unsigned int i = 0; i < cur->n_locks; i++) {
+				const struct sword_lock_conf *o = &cur->locks[i];
+
+				if (o->state == SWORD_INST_RETIRING &&
+				    strcmp(o->server, l->server) == 0 && locks_overlap(o, l)) {
+					append(why, wlen, "%s[lock.%s] base: region overlaps lock.%s, "
+					       "still draining from an earlier reload",
+					       *refused ? "; " : "", nm, o->name);
+					(*refused)++;
+				}
+			}
+		}
+		append(msg, len, "%s+[%s.%s]", msg[0] ? "; " : "", pre, nm);
+		(*changes)++;
+	}
+}
+
 int
 sword_config_reload_plan(const struct sword_config *cur, const struct sword_config *next,
 			 char *msg, size_t len)
 {
 	char a[64], b[64];
-	char *ta, *tb;
-	unsigned int i, live = 0, refused = 0;
+	char *why = calloc(1, len);
+	unsigned int i, live = 0, refused = 0, sections = 0;
 
 	msg[0] = '\0';
+	if (why == NULL) {
+		snprintf(msg, len, "out of memory");
+		return -1;
+	}
 	for (i = 0; i < RTE_DIM(keys); i++) {
 		const struct sword_key *k = &keys[i];
 
@@ -1241,50 +1403,160 @@ sword_config_reload_plan(const struct sword_config *cur, const struct sword_conf
 		if (strcmp(a, b) == 0)
 			continue;
 		if (k->flags & SWORD_KEY_LIVE) {
+			append(msg, len, "%s[%s] %s: %s -> %s", msg[0] ? "; " : "",
+			       k->section, k->name, a, b);
 			live++;
 			continue;
 		}
-		append(msg, len, "%s[%s] %s: %s -> %s", refused ? "; " : "", k->section,
+		append(why, len, "%s[%s] %s: %s -> %s", refused ? "; " : "", k->section,
 		       k->name, a, b);
 		refused++;
 	}
-	ta = instances_text(cur);
-	tb = instances_text(next);
-	if (ta == NULL || tb == NULL) {
-		append(msg, len, "%sout of memory", refused ? "; " : "");
-		refused++;
-	} else if (strcmp(ta, tb) != 0) {
-		/* name the first section that differs */
-		size_t n = 0;
-		const char *eol;
-
-		while (ta[n] != '\0' && ta[n] == tb[n])
-			n++;
-		while (n > 0 && ta[n - 1] != '\n')
-			n--;
-		eol = strchr(ta[n] != '\0' ? ta + n : tb + n, '=');
-		append(msg, len, "%s%.*s: server, lock and clover sections are fixed at "
-		       "start", refused ? "; " : "",
-		       eol != NULL ? (int)(eol - (ta[n] != '\0' ? ta + n : tb + n)) : 0,
-		       ta[n] != '\0' ? ta + n : tb + n);
+	plan_instances(cur, next, SEC_SERVER, msg, len, why, len, &sections, &refused);
+	plan_instances(cur, next, SEC_LOCK, msg, len, why, len, &sections, &refused);
+	plan_instances(cur, next, SEC_CLOVER_LAYOUT, msg, len, why, len, &sections,
+		       &refused);
+	/* remapping's lanes are per server and sized at start (lib/remap) */
+	if (sections > 0 && cur->remapping) {
+		append(why, len, "%s%s: servers and lock regions are fixed at start with "
+		       "[features] remapping = on (lanes are sized at start)",
+		       refused ? "; " : "", msg);
 		refused++;
 	}
-	free(ta);
-	free(tb);
-	if (refused > 0)
+	if (refused > 0) {
+		/* the file (or --set) the refused values come from */
+		snprintf(msg, len, "%s: %s", next->source, why);
+		free(why);
 		return -1;
-	for (i = 0; i < RTE_DIM(keys); i++) {
-		const struct sword_key *k = &keys[i];
-
-		if (k->instance || !(k->flags & SWORD_KEY_LIVE))
-			continue;
-		sword_key_format(k, cur, a, sizeof(a));
-		sword_key_format(k, next, b, sizeof(b));
-		if (strcmp(a, b) != 0)
-			append(msg, len, "%s[%s] %s: %s -> %s", msg[0] ? "; " : "",
-			       k->section, k->name, a, b);
 	}
-	return (int)live;
+	free(why);
+	return (int)(live + sections);
+}
+
+int
+sword_config_reload_merge(const struct sword_config *cur, const struct sword_config *next,
+			  unsigned int auto_workers, struct sword_config *out,
+			  char *err, size_t errlen)
+{
+	unsigned int i;
+
+	*out = *cur;
+	sword_config_apply_live(out, next);
+	if (auto_workers == 0 || auto_workers > out->workers)
+		auto_workers = out->workers;
+	for (i = 0; i < out->n_servers; i++)
+		if (out->servers[i].state == SWORD_INST_ACTIVE &&
+		    inst_find(next, SEC_SERVER, out->servers[i].name) < 0)
+			out->servers[i].state = SWORD_INST_RETIRING;
+	for (i = 0; i < out->n_locks; i++)
+		if (out->locks[i].state == SWORD_INST_ACTIVE &&
+		    inst_find(next, SEC_LOCK, out->locks[i].name) < 0)
+			out->locks[i].state = SWORD_INST_RETIRING;
+	for (i = 0; i < next->n_servers; i++) {
+		const struct sword_server_conf *sv = &next->servers[i];
+		unsigned int slot;
+
+		if (inst_find(out, SEC_SERVER, sv->name) >= 0)
+			continue;
+		/* a new slot while there is one: a FREE slot's counters are
+		 * another server's history */
+		if (out->n_servers < SWORD_MAX_SERVERS) {
+			slot = out->n_servers++;
+		} else {
+			for (slot = 0; slot < SWORD_MAX_SERVERS; slot++)
+				if (out->servers[slot].state == SWORD_INST_FREE)
+					break;
+			if (slot == SWORD_MAX_SERVERS)
+				return fail(err, errlen, "%s: [server.%s]: no server slot left "
+					    "(%d, counting removed ones until a restart)",
+					    next->source, sv->name, SWORD_MAX_SERVERS);
+		}
+		out->servers[slot] = *sv;
+		out->servers[slot].state = SWORD_INST_ACTIVE;
+		out->servers[slot].owner = (int16_t)(sv->worker >= 0 ? sv->worker
+						     : (int)(slot % auto_workers));
+	}
+	for (i = 0; i < next->n_locks; i++) {
+		const struct sword_lock_conf *l = &next->locks[i];
+		struct sword_lock_conf *nl;
+
+		if (inst_find(out, SEC_LOCK, l->name) >= 0)
+			continue;
+		if (out->n_locks >= SWORD_MAX_LOCKS)
+			return fail(err, errlen, "%s: [lock.%s]: too many lock regions (max "
+				    "%d, counting draining ones)", next->source, l->name,
+				    SWORD_MAX_LOCKS);
+		nl = &out->locks[out->n_locks];
+		*nl = *l;
+		nl->state = SWORD_INST_ACTIVE;
+		nl->server_idx = inst_find(out, SEC_SERVER, l->server);
+		if (nl->server_idx < 0 ||
+		    out->servers[nl->server_idx].state != SWORD_INST_ACTIVE)
+			return fail(err, errlen, "%s: [lock.%s] server: no [server.%s] section",
+				    next->source, l->name, l->server);
+		out->n_locks++;
+	}
+	snprintf(out->source, sizeof(out->source), "%s", next->source);
+	return 0;
+}
+
+bool
+sword_config_sections_change(const struct sword_config *cur,
+			     const struct sword_config *next)
+{
+	const char *nm;
+	uint8_t st;
+
+	for (int kind = SEC_SERVER; kind <= SEC_CLOVER_LAYOUT; kind++) {
+		for (unsigned int i = 0; i < inst_count(cur, kind); i++)
+			if (inst_get(cur, kind, i, &nm, &st) != NULL &&
+			    st == SWORD_INST_ACTIVE && inst_find(next, kind, nm) < 0)
+				return true;
+		for (unsigned int i = 0; i < inst_count(next, kind); i++)
+			if (inst_get(next, kind, i, &nm, &st) != NULL &&
+			    inst_find(cur, kind, nm) < 0)
+				return true;
+	}
+	return false;
+}
+
+unsigned int
+sword_config_drop_retiring(struct sword_config *c)
+{
+	unsigned int i, j = 0, n = 0;
+
+	for (i = 0; i < c->n_locks; i++) {
+		if (c->locks[i].state == SWORD_INST_RETIRING) {
+			n++;
+			continue;
+		}
+		if (j != i)
+			c->locks[j] = c->locks[i];
+		j++;
+	}
+	c->n_locks = j;
+	for (i = 0; i < c->n_servers; i++)
+		if (c->servers[i].state == SWORD_INST_RETIRING) {
+			memset(&c->servers[i], 0, sizeof(c->servers[i]));
+			c->servers[i].state = SWORD_INST_FREE;
+			n++;
+		}
+	return n;
+}
+
+void
+sword_config_retiring_text(const struct sword_config *c, char *buf, size_t len)
+{
+	unsigned int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < c->n_locks; i++)
+		if (c->locks[i].state == SWORD_INST_RETIRING)
+			append(buf, len, "%s[lock.%s]", buf[0] ? " " : "", c->locks[i].name);
+	for (i = 0; i < c->n_servers; i++)
+		if (c->servers[i].state == SWORD_INST_RETIRING)
+			append(buf, len, "%s[server.%s]", buf[0] ? " " : "",
+			       c->servers[i].name);
 }
 
 void
@@ -1327,11 +1599,13 @@ sword_config_find_server(const struct sword_config *c, const char *s)
 	unsigned int i;
 
 	for (i = 0; i < c->n_servers; i++)
-		if (strcmp(c->servers[i].name, s) == 0)
+		if (c->servers[i].state != SWORD_INST_FREE &&
+		    strcmp(c->servers[i].name, s) == 0)
 			return (int)i;
 	if (inet_pton(AF_INET, s, &a) == 1)
 		for (i = 0; i < c->n_servers; i++)
-			if (c->servers[i].ip == a.s_addr)
+			if (c->servers[i].state != SWORD_INST_FREE &&
+			    c->servers[i].ip == a.s_addr)
 				return (int)i;
 	return -1;
 }

@@ -96,7 +96,8 @@ enum sword_mode {
 
 /* [tables] (lib/serializer's per-worker sizes) */
 #define SWORD_KEYS_TABLES(X) \
-	X(lock_words, POW2, uint32_t, lock_words, 1, 1u << 24, "65536", 0, "shadow lock words per worker") \
+	X(lock_words, POW2, uint32_t, lock_words, 1, 1u << 24, "65536", 0, \
+	  "shadow lock words per worker, sized at start: also the room for lock regions a reload adds") \
 	X(qps, POW2, uint32_t, qps, 1, 1u << 20, "1024", 0, "client connections tracked per worker") \
 	X(stub_ring, POW2, uint32_t, stub_ring, 2, 1u << 16, "256", 0, \
 	  "stub entries per connection (PSN mod n); must exceed a client's outstanding PSNs")
@@ -203,10 +204,27 @@ typedef char sword_name_t[SWORD_NAME_LEN];
 #define SWORD_DECL_WORKER(ct, f) ct f;
 #define SWORD_KEY_FIELD(key, type, ct, f, lo, hi, def, flags, doc) SWORD_DECL_##type(ct, f)
 
+/*
+ * A section's life in the running config (live reload, issue #32): a file
+ * only ever gives ACTIVE sections.  A server or lock region removed by a
+ * reload is RETIRING (still managed, nothing new decided on it) until
+ * what it decided is answered, then dropped: a lock region leaves the
+ * array, a server's slot becomes FREE (server indices are what workers,
+ * counters and functions name servers by, so they never move).
+ */
+enum sword_inst_state {
+	SWORD_INST_ACTIVE = 0,
+	SWORD_INST_RETIRING,
+	SWORD_INST_FREE,
+};
+
 struct sword_server_conf {
 	char name[SWORD_NAME_LEN];
 	SWORD_KEYS_SERVER(SWORD_KEY_FIELD)    /* ip: network order; worker -1 = auto */
 	uint32_t seen;             /* keys given, bit i = row i (for "missing") */
+	int16_t owner;             /* owner worker (validate; swordd may move an
+				    * auto one onto a worker that receives) */
+	uint8_t state;             /* enum sword_inst_state */
 };
 
 struct sword_lock_conf {
@@ -214,6 +232,7 @@ struct sword_lock_conf {
 	SWORD_KEYS_LOCK(SWORD_KEY_FIELD)
 	int server_idx;            /* resolved by sword_config_validate */
 	uint32_t seen;
+	uint8_t state;             /* enum sword_inst_state (never FREE) */
 };
 
 /*
@@ -298,17 +317,44 @@ void sword_config_foreach(const struct sword_config *c,
 			  void *arg);
 
 /*
- * SIGHUP: may the running config cur become next?  Every key that differs
- * must be SWORD_KEY_LIVE, and [server/lock/clover.NAME] sections must be
- * identical.  Returns the number of live keys that change (0: nothing to
- * do) with msg listing them, or -1 with msg listing every refused key (then
- * nothing may be applied).
+ * SIGHUP: may the running config cur become next?  Every global key that
+ * differs must be SWORD_KEY_LIVE.  [server.NAME] and [lock.NAME] sections
+ * may be added and removed (not with [features] remapping = on: lanes are
+ * sized at start); a section kept must be identical (change one by
+ * removing it and adding it under a new name), one still RETIRING from an
+ * earlier reload may not come back yet, and [clover.NAME] sections are
+ * fixed.  Returns the number of changes (live keys, sections added or
+ * removed; 0: nothing to do) with msg listing them ("+[lock.b]",
+ * "-[server.m1]"), or -1 with msg listing every refusal (then nothing may
+ * be applied).
  */
 int sword_config_reload_plan(const struct sword_config *cur,
 			     const struct sword_config *next, char *msg, size_t len);
 
 /* Copy every live key of next into cur (after a successful plan). */
 void sword_config_apply_live(struct sword_config *cur, const struct sword_config *next);
+
+/*
+ * The running config after a planned reload: *out = cur with next's live
+ * keys, sections next no longer has RETIRING, sections next adds appended
+ * (a server in a new slot, else a FREE one; owner: its worker, or auto =
+ * slot modulo auto_workers, the workers that receive).  0, or -1 with err
+ * (no slot left).
+ */
+int sword_config_reload_merge(const struct sword_config *cur,
+			      const struct sword_config *next, unsigned int auto_workers,
+			      struct sword_config *out, char *err, size_t errlen);
+
+/* Does next add or remove a [server/lock/clover.NAME] section? */
+bool sword_config_sections_change(const struct sword_config *cur,
+				  const struct sword_config *next);
+
+/* Drop what is RETIRING: lock regions leave the array, servers' slots
+ * become FREE.  Returns how many sections were dropped. */
+unsigned int sword_config_drop_retiring(struct sword_config *c);
+
+/* Sections RETIRING, as "[lock.b] [server.m1]" (empty: none). */
+void sword_config_retiring_text(const struct sword_config *c, char *buf, size_t len);
 
 /* A 64-bit FNV-1a hash of the effective configuration (every key's value). */
 uint64_t sword_config_hash(const struct sword_config *c);
@@ -345,8 +391,7 @@ int sword_config_load(const char *path, struct sword_config *c,
 static inline unsigned int
 sword_config_server_worker(const struct sword_config *c, unsigned int i)
 {
-	return c->servers[i].worker >= 0 ? (unsigned int)c->servers[i].worker
-					 : i % c->workers;
+	return (unsigned int)c->servers[i].owner;
 }
 
 /* The [server.NAME] named s, by name or IPv4 address: its index, -1 if

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -121,6 +122,7 @@ sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 	memset(txr, 0, sizeof(txr));
 	d->cfg = *cfg;
 	pthread_mutex_init(&d->cap_lock, NULL);
+	pthread_mutex_init(&d->cfg_lock, NULL);
 	d->cap[SWORD_CAP_RX].fd = d->cap[SWORD_CAP_TX].fd = -1;
 	if (d->cap_lim.files == 0) {
 		d->cap_lim.files = SWORD_CAPTURE_FILES_DEFAULT;
@@ -128,6 +130,7 @@ sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 	}
 	d->n_workers = cfg->workers;
 	sword_shard_map_build(&d->shards, &d->cfg);
+	d->shards_live = &d->shards;
 	assign_lcores(d);
 
 	for (w = 0; w < d->n_workers; w++) {
@@ -198,10 +201,14 @@ sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 	{
 		unsigned int i;
 
+		d->n_polling = n_polling;
 		if (n_polling > 0 && n_polling < d->n_workers && cfg->n_servers > 0) {
+			/* in the config, so that the functions (which take their
+			 * servers' state from it) agree with the shard map */
 			for (i = 0; i < cfg->n_servers; i++)
 				if (cfg->servers[i].worker < 0)
-					d->shards.owner[i] = (uint16_t)(i % n_polling);
+					d->cfg.servers[i].owner = (int16_t)(i % n_polling);
+			sword_shard_map_build(&d->shards, &d->cfg);
 			SWORD_LOG(INFO, "%u of %u workers have RX queues: servers without a "
 				  "[server] worker go round robin over those", n_polling,
 				  d->n_workers);
@@ -211,12 +218,16 @@ sword_daemon_setup(struct sword_daemon *d, const struct sword_config *cfg,
 	/* Hand-off rings only matter when frames can reach a worker that does
 	 * not own their server (several receive, or a server is pinned to one
 	 * that does not), and only for workers that own a server. */
+	/* With several workers receiving, a server a reload adds may be any
+	 * of theirs: each has its ring from the start (a reload cannot give
+	 * the others a ring to one that has none). */
 	for (s = 0; s < cfg->n_servers; s++)
 		need_handoff |= d->n_workers > 1 && (n_polling > 1 || d->shards.owner[s] != 0);
+	need_handoff |= d->n_workers > 1 && n_polling > 1;
 	if (need_handoff) {
 		for (w = 0; w < d->n_workers; w++) {
 			unsigned int i;
-			bool owns = false;
+			bool owns = n_polling > 1 && d->lanes[w]->n_rx > 0;
 
 			for (i = 0; i < cfg->n_servers; i++)
 				owns |= d->shards.owner[i] == w;
@@ -796,7 +807,10 @@ sword_worker_loop(void *arg)
 		uint32_t gen = __atomic_load_n(&ln->d->cfg_gen, __ATOMIC_ACQUIRE);
 
 		if (unlikely(gen != ln->cfg_gen_seen)) {
-			/* a reload changed live keys: take them between bursts */
+			/* a reload changed live keys or sections: take them
+			 * between bursts, the shard map first (the functions
+			 * reconfigure to the servers it routes to them) */
+			ln->w->shards = __atomic_load_n(&ln->d->shards_live, __ATOMIC_ACQUIRE);
 			sword_worker_reconfigure(ln->w);
 			__atomic_store_n(&ln->cfg_gen_seen, gen, __ATOMIC_RELEASE);
 		}
@@ -880,6 +894,190 @@ sword_daemon_apply_live(struct sword_daemon *d, const struct sword_config *next)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Live sections (issue #32) */
+
+/* Undo the prepares of workers [0, nw) and, on worker nw, of its first nf
+ * functions. */
+static void
+unprepare_fns(struct sword_daemon *d, unsigned int nw, unsigned int nf)
+{
+	for (unsigned int w = 0; w <= nw && w < d->n_workers; w++) {
+		struct sword_worker *wk = d->workers[w];
+		unsigned int n = w < nw ? wk->n_fn : nf;
+
+		for (unsigned int i = 0; i < n; i++)
+			if (wk->fn[i].ops->unprepare != NULL)
+				wk->fn[i].ops->unprepare(wk->fn[i].state);
+	}
+}
+
+/* Would a frame of server i reach a worker that does not own it, and can
+ * it be handed to its owner? */
+static bool
+owner_reachable(const struct sword_daemon *d, unsigned int owner)
+{
+	if (d->n_workers == 1 || (d->n_polling <= 1 && owner == 0))
+		return true;
+	return d->lanes[owner]->handoff_in != NULL && d->lanes[0]->has_handoff;
+}
+
+/* Hand the running config's sections and d->shards_live to the workers:
+ * every polling worker takes them between two bursts.  The sections are
+ * written under cfg_lock (the telemetry thread reads them). */
+static int
+publish_sections(struct sword_daemon *d, const struct sword_config *c,
+		 struct sword_shard_map *sm, const struct sword_config *live)
+{
+	uint32_t gen = __atomic_load_n(&d->cfg_gen, __ATOMIC_RELAXED);
+
+	if (!workers_at_gen(d, gen))
+		return -1;
+	if (live != NULL)   /* as sword_daemon_apply_live: one word each */
+		sword_config_apply_live(&d->cfg, live);
+	pthread_mutex_lock(&d->cfg_lock);
+	memcpy(d->cfg.servers, c->servers, sizeof(c->servers));
+	memcpy(d->cfg.locks, c->locks, sizeof(c->locks));
+	d->cfg.n_servers = c->n_servers;
+	d->cfg.n_locks = c->n_locks;
+	memcpy(d->cfg.source, c->source, sizeof(c->source));
+	pthread_mutex_unlock(&d->cfg_lock);
+	__atomic_store_n(&d->shards_live, sm, __ATOMIC_RELEASE);
+	/* a worker that does not poll never reconfigures: it routes nothing */
+	for (unsigned int w = 0; w < d->n_workers; w++)
+		if (!__atomic_load_n(&d->lanes[w]->polling, __ATOMIC_ACQUIRE))
+			d->workers[w]->shards = sm;
+	__atomic_store_n(&d->cfg_gen, gen + 1, __ATOMIC_RELEASE);
+	return workers_at_gen(d, gen + 1) ? 0 : -1;
+}
+
+static struct sword_shard_map *
+spare_shards(struct sword_daemon *d)
+{
+	return d->shards_live == &d->shards ? &d->shards_spare : &d->shards;
+}
+
+int
+sword_daemon_apply_reload(struct sword_daemon *d, const struct sword_config *next,
+			  char *err, size_t errlen)
+{
+	struct sword_config *m = malloc(sizeof(*m));
+	struct sword_shard_map *sm = spare_shards(d);
+	unsigned int w, i;
+	int rc = -1;
+
+	if (m == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (sword_config_reload_merge(&d->cfg, next, d->n_polling, m, err, errlen) < 0)
+		goto out;
+	for (i = 0; i < m->n_servers; i++) {
+		if (m->servers[i].state != SWORD_INST_ACTIVE ||
+		    (i < d->cfg.n_servers && d->cfg.servers[i].state == SWORD_INST_ACTIVE))
+			continue;
+		if (m->servers[i].owner >= (int)d->n_workers || !owner_reachable(d,
+				(unsigned int)m->servers[i].owner)) {
+			snprintf(err, errlen, "%s: [server.%s] worker: %d has no hand-off ring "
+				 "(swordd started with one receiving worker): needs a restart",
+				 next->source, m->servers[i].name, m->servers[i].owner);
+			goto out;
+		}
+	}
+	/* every function must be able to take the new sections */
+	for (w = 0; w < d->n_workers; w++) {
+		struct sword_worker *wk = d->workers[w];
+
+		for (i = 0; i < wk->n_fn; i++) {
+			const struct sword_fn_ops *ops = wk->fn[i].ops;
+
+			if (ops->prepare == NULL) {
+				snprintf(err, errlen, "%s: [features] %s: takes no server or lock "
+					 "section change at run time: needs a restart",
+					 next->source, ops->name);
+			} else if (ops->prepare(wk->fn[i].state, wk, m, worker_socket(d, w),
+						err, errlen) == 0) {
+				continue;
+			}
+			unprepare_fns(d, w, i);
+			goto out;
+		}
+	}
+	sword_shard_map_build(sm, m);
+	if (publish_sections(d, m, sm, next) < 0) {
+		snprintf(err, errlen, "interrupted by shutdown");
+		goto out;
+	}
+	d->retiring = false;
+	for (i = 0; i < m->n_servers; i++)
+		d->retiring |= m->servers[i].state == SWORD_INST_RETIRING;
+	for (i = 0; i < m->n_locks; i++)
+		d->retiring |= m->locks[i].state == SWORD_INST_RETIRING;
+	d->retire_zero = 0;
+	d->retire_next_tsc = 0;
+	rc = 0;
+out:
+	free(m);
+	return rc;
+}
+
+/* What the functions still owe for RETIRING sections, over all workers. */
+static uint64_t
+retiring_owed(const struct sword_daemon *d)
+{
+	uint64_t owed = 0;
+
+	for (unsigned int w = 0; w < d->n_workers; w++) {
+		const struct sword_worker *wk = d->workers[w];
+
+		for (unsigned int i = 0; i < wk->n_fn; i++)
+			if (wk->fn[i].ops->owed != NULL)
+				owed += wk->fn[i].ops->owed(wk->fn[i].state, &d->cfg);
+	}
+	return owed;
+}
+
+/* How often the main lcore scans for what is owed, and how many scans in
+ * a row must find nothing (a scan reads the workers' state as they change
+ * it: twice, apart, leaves no answer in flight between them unseen). */
+#define RETIRE_CHECK_MS 20
+#define RETIRE_ZERO_SCANS 2
+
+unsigned int
+sword_daemon_retire_poll(struct sword_daemon *d)
+{
+	const uint64_t now = rte_get_tsc_cycles();
+	struct sword_config *m;
+	char what[512];
+	unsigned int n;
+
+	if (!d->retiring || now < d->retire_next_tsc)
+		return 0;
+	d->retire_next_tsc = now + rte_get_tsc_hz() / 1000 * RETIRE_CHECK_MS;
+	if (retiring_owed(d) != 0) {
+		d->retire_zero = 0;
+		return 0;
+	}
+	if (++d->retire_zero < RETIRE_ZERO_SCANS)
+		return 0;
+	m = malloc(sizeof(*m));
+	if (m == NULL)
+		return 0;      /* next round */
+	*m = d->cfg;
+	sword_config_retiring_text(m, what, sizeof(what));
+	n = sword_config_drop_retiring(m);
+	sword_shard_map_build(spare_shards(d), m);
+	if (publish_sections(d, m, spare_shards(d), NULL) == 0) {
+		d->retiring = false;
+		SWORD_LOG_TO(config, INFO, "reload: drained and removed %s, config hash "
+			     "%016" PRIx64, what, sword_config_hash(&d->cfg));
+	} else {
+		n = 0;
+	}
+	free(m);
+	return n;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Main lcore */
 
 void
@@ -923,6 +1121,7 @@ sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s)
 			d->on_reload(d);
 		if (d->on_round != NULL)
 			d->on_round(d);
+		sword_daemon_retire_poll(d);
 		stats_interval_s = __atomic_load_n(&d->cfg.stats_interval, __ATOMIC_RELAXED);
 
 		rx = total_rx(d);

@@ -59,7 +59,13 @@ struct sword_lane;
 
 struct sword_daemon {
 	struct sword_config cfg;
+	/* Shard maps: the one the workers use (shards_live) and a spare a
+	 * live reload builds the next one in; a worker takes the new one
+	 * between two bursts (cfg_gen), never mid-burst. */
 	struct sword_shard_map shards;
+	struct sword_shard_map shards_spare;
+	struct sword_shard_map *shards_live;
+	unsigned int n_polling;                     /* workers with RX queues */
 	unsigned int n_workers;
 	struct sword_worker *workers[SWORD_MAX_WORKERS];
 	struct sword_lane *lanes[SWORD_MAX_WORKERS];
@@ -86,6 +92,19 @@ struct sword_daemon {
 	uint64_t loops_seen[SWORD_MAX_WORKERS];     /* sword_daemon_workers_progressed */
 	uint64_t reloads, reloads_refused;          /* SIGHUPs applied, refused */
 	uint32_t cfg_gen;                           /* bumped when live keys change */
+	/* Live sections (issue #32): something RETIRING waits to be dropped
+	 * (checked every retire_check_ms by sword_daemon_main_loop); the
+	 * telemetry thread reads cfg's sections under cfg_lock while the
+	 * main lcore changes them. */
+	bool retiring;
+	uint64_t retire_next_tsc;
+	unsigned int retire_zero;                   /* consecutive checks at 0 */
+	pthread_mutex_t cfg_lock;
+	/* The last reload's outcome (main lcore writes, telemetry reads after
+	 * reload_seq moved): 1 applied, 0 nothing to do, -1 refused. */
+	uint64_t reload_seq;
+	int reload_status;
+	char reload_msg[1024];
 	uint64_t start_tsc;
 	bool running;                               /* lcores launched */
 };
@@ -143,6 +162,25 @@ bool sword_daemon_workers_progressed(struct sword_daemon *d);
  * 0, or -1 if the daemon started quitting meanwhile.
  */
 int sword_daemon_apply_live(struct sword_daemon *d, const struct sword_config *next);
+
+/*
+ * A reload that adds or removes [server/lock.NAME] sections
+ * (sword_config_reload_plan said yes): merge next into the running config
+ * (sword_config_reload_merge), let every attached function prepare for it
+ * on this lcore (allocate, check room: a refusal changes nothing), build
+ * the next shard map, then hand both to the workers between two bursts as
+ * sword_daemon_apply_live does.  Sections next removes are RETIRING: the
+ * functions stop deciding for them at once, and the main loop drops them
+ * (sword_daemon_retire_poll) when nothing they decided is owed.  Main
+ * lcore only.  0, or -1 with err (nothing changed).
+ */
+int sword_daemon_apply_reload(struct sword_daemon *d, const struct sword_config *next,
+			      char *err, size_t errlen);
+
+/* If something is RETIRING and nothing is owed for it any more, drop it
+ * (workers first, then the config).  Main lcore.  Returns the number of
+ * sections dropped. */
+unsigned int sword_daemon_retire_poll(struct sword_daemon *d);
 
 /* Main lcore loop until d->quit: capture writing, stats lines every
  * d->cfg.stats_interval seconds (read every round: SIGHUP may change it),

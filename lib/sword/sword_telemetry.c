@@ -271,6 +271,8 @@ tel_config(const char *cmd __rte_unused, const char *params __rte_unused,
 
 	if (tel_d == NULL)
 		return -1;
+	/* a live reload changes the sections under cfg_lock */
+	pthread_mutex_lock(&tel_d->cfg_lock);
 	rte_tel_data_start_dict(dt);
 	rte_tel_data_add_dict_string(dt, "source", tel_d->cfg.source);
 	rte_tel_data_add_dict_string(dt, "version", SWORD_VERSION);
@@ -288,6 +290,87 @@ tel_config(const char *cmd __rte_unused, const char *params __rte_unused,
 	for (i = 0; i < RTE_DIM(w.inst); i++)
 		if (w.inst[i] != NULL)
 			rte_tel_data_add_dict_container(dt, tel_inst_names[i], w.inst[i], 0);
+	{
+		char retiring[512];
+
+		/* sections a reload removed, draining until dropped */
+		sword_config_retiring_text(&tel_d->cfg, retiring, sizeof(retiring));
+		rte_tel_data_add_dict_string(dt, "retiring", retiring);
+	}
+	pthread_mutex_unlock(&tel_d->cfg_lock);
+	return 0;
+}
+
+/*
+ * /sword/reload: what SIGHUP does (re-read the file with the start's
+ * --set and options, apply what may change live), asked for from here:
+ * the main lcore does it; this thread waits for its outcome (at most
+ * RELOAD_WAIT_S) and answers result (applied, unchanged, refused), the
+ * changes or the refusal, the hash and what is still draining.
+ * /sword/reload,status answers the last outcome and what is draining
+ * without reloading.
+ */
+#define RELOAD_WAIT_S 30
+
+static int
+tel_reload(const char *cmd __rte_unused, const char *params, struct rte_tel_data *dt)
+{
+	uint64_t seq, t0, hz = rte_get_tsc_hz();
+	char hash[24], retiring[512];
+	bool status_only = params != NULL && strcmp(params, "status") == 0;
+
+	if (tel_d == NULL)
+		return -1;
+	rte_tel_data_start_dict(dt);
+	if (params != NULL && *params != '\0' && !status_only) {
+		rte_tel_data_add_dict_string(dt, "error", "usage: /sword/reload[,status]");
+		return 0;
+	}
+	seq = __atomic_load_n(&tel_d->reload_seq, __ATOMIC_ACQUIRE);
+	if (!status_only) {
+		if (tel_d->on_reload == NULL) {
+			rte_tel_data_add_dict_string(dt, "error", "this swordd takes no reload");
+			return 0;
+		}
+		__atomic_store_n(&tel_d->reload, 1, __ATOMIC_RELEASE);
+		t0 = rte_get_tsc_cycles();
+		while (__atomic_load_n(&tel_d->reload_seq, __ATOMIC_ACQUIRE) == seq) {
+			if (rte_get_tsc_cycles() - t0 > RELOAD_WAIT_S * hz) {
+				rte_tel_data_add_dict_string(dt, "error", "no answer from the "
+							     "main lcore in 30 s");
+				return 0;
+			}
+			rte_delay_us_sleep(1000);
+		}
+	}
+	if (__atomic_load_n(&tel_d->reload_seq, __ATOMIC_ACQUIRE) > 0)
+		rte_tel_data_add_dict_string(dt, "result", tel_d->reload_status > 0 ? "applied"
+			: tel_d->reload_status == 0 ? "unchanged" : "refused");
+	{
+		/* telemetry strings hold 127 characters: the text in pieces,
+		 * which a client joins (scripts/swordctl does) */
+		struct rte_tel_data *a = rte_tel_data_alloc();
+		const char *m = tel_d->reload_msg;
+		char piece[RTE_TEL_MAX_STRING_LEN];
+
+		if (a != NULL) {
+			rte_tel_data_start_array(a, RTE_TEL_STRING_VAL);
+			for (size_t off = 0; m[off] != '\0'; off += sizeof(piece) - 1) {
+				snprintf(piece, sizeof(piece), "%.*s", (int)sizeof(piece) - 1, m + off);
+				rte_tel_data_add_array_string(a, piece);
+			}
+			rte_tel_data_add_dict_container(dt, tel_d->reload_status < 0 ?
+							"refused" : "changes", a, 0);
+		}
+	}
+	pthread_mutex_lock(&tel_d->cfg_lock);
+	snprintf(hash, sizeof(hash), "%016" PRIx64, sword_config_hash(&tel_d->cfg));
+	sword_config_retiring_text(&tel_d->cfg, retiring, sizeof(retiring));
+	pthread_mutex_unlock(&tel_d->cfg_lock);
+	rte_tel_data_add_dict_string(dt, "hash", hash);
+	rte_tel_data_add_dict_string(dt, "retiring", retiring);
+	rte_tel_data_add_dict_u64(dt, "reloads", tel_d->reloads);
+	rte_tel_data_add_dict_u64(dt, "reloads_refused", tel_d->reloads_refused);
 	return 0;
 }
 
@@ -308,13 +391,19 @@ tel_servers(const char *cmd __rte_unused, const char *params __rte_unused,
 		return -1;
 	c = &tel_d->cfg;
 	rte_tel_data_start_dict(dt);
+	pthread_mutex_lock(&tel_d->cfg_lock);
 	for (i = 0; i < c->n_servers; i++) {
 		char key[24];
-		struct rte_tel_data *sv = rte_tel_data_alloc();
+		struct rte_tel_data *sv;
 		uint64_t managed = 0, rewritten = 0;
 
-		if (sv == NULL)
+		if (c->servers[i].state == SWORD_INST_FREE)
+			continue;      /* removed by a reload */
+		sv = rte_tel_data_alloc();
+		if (sv == NULL) {
+			pthread_mutex_unlock(&tel_d->cfg_lock);
 			return -1;
+		}
 		for (w = 0; w < tel_d->n_workers; w++) {
 			const struct sword_worker_stats *st = &tel_d->workers[w]->stats;
 
@@ -328,9 +417,12 @@ tel_servers(const char *cmd __rte_unused, const char *params __rte_unused,
 		rte_tel_data_add_dict_int(sv, "worker", (int)sword_config_server_worker(c, i));
 		rte_tel_data_add_dict_u64(sv, "managed_rx", managed);
 		rte_tel_data_add_dict_u64(sv, "rewritten", rewritten);
+		if (c->servers[i].state == SWORD_INST_RETIRING)
+			rte_tel_data_add_dict_int(sv, "retiring", 1);
 		snprintf(key, sizeof(key), "server%u", i);
 		rte_tel_data_add_dict_container(dt, key, sv, 0);
 	}
+	pthread_mutex_unlock(&tel_d->cfg_lock);
 	return 0;
 }
 
@@ -545,6 +637,9 @@ sword_telemetry_register(struct sword_daemon *d)
 	rc |= rte_telemetry_register_cmd("/sword/servers", tel_servers,
 		"Per managed server: name, ip, owner worker, managed_rx, rewritten. "
 		"No parameters");
+	rc |= rte_telemetry_register_cmd("/sword/reload", tel_reload,
+		"Reload the configuration as SIGHUP does; answers result, changes "
+		"or refused, hash, retiring. Parameter: status (no reload)");
 	rc |= rte_telemetry_register_cmd("/sword/version", tel_version,
 		"swordd and DPDK versions. No parameters");
 	rc |= rte_telemetry_register_cmd("/sword/capture", tel_capture,

@@ -82,7 +82,8 @@ sword_shard_map_build(struct sword_shard_map *sm, const struct sword_config *cfg
 		uint32_t h = (rte_be_to_cpu_32(ip) * 2654435761u) >> 24;
 
 		sm->owner[i] = (uint16_t)sword_config_server_worker(cfg, i);
-		if (ip == 0)
+		/* a FREE slot (a server a reload removed) is no one's */
+		if (ip == 0 || cfg->servers[i].state == SWORD_INST_FREE)
 			continue;
 		for (k = 0; k < SWORD_SHARD_SLOTS; k++) {
 			uint32_t s = (h + k) & (SWORD_SHARD_SLOTS - 1);
@@ -96,6 +97,9 @@ sword_shard_map_build(struct sword_shard_map *sm, const struct sword_config *cfg
 	}
 }
 
+static void note_icrc_checks(struct sword_worker *w, const struct sword_fn_ops *ops,
+			     const void *state);
+
 void
 sword_worker_reconfigure(struct sword_worker *w)
 {
@@ -104,6 +108,12 @@ sword_worker_reconfigure(struct sword_worker *w)
 	for (i = 0; i < w->n_fn; i++)
 		if (w->fn[i].ops->reconfigure != NULL)
 			w->fn[i].ops->reconfigure(w->fn[i].state, w->cfg);
+	/* servers may have come or gone (a live reload) */
+	memset(w->icrc_ahead, 0, sizeof(w->icrc_ahead));
+	w->icrc_ahead_servers = 0;
+	w->icrc_ahead_any = false;
+	for (i = 0; i < w->n_fn; i++)
+		note_icrc_checks(w, w->fn[i].ops, w->fn[i].state);
 }
 
 void
@@ -135,7 +145,7 @@ note_icrc_checks(struct sword_worker *w, const struct sword_fn_ops *ops,
 	if (ops->checks_icrc == NULL)
 		return;
 	for (srv = 0; srv < cfg->n_servers; srv++)
-		for (dir = 0; dir < 2; dir++)
+		for (dir = 0; dir < 2 && cfg->servers[srv].state != SWORD_INST_FREE; dir++)
 			for (op = 0; op < 256; op++) {
 				if (!ops->checks_icrc(state, cfg->servers[srv].ip,
 						      (uint8_t)op, dir == 1))

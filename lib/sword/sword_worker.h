@@ -204,6 +204,22 @@ struct sword_fn_ops {
 	 * changed them.  Called on the worker's own lcore between bursts, so
 	 * it may write the state the hot path reads without any locking. */
 	void (*reconfigure)(void *state, const struct sword_config *cfg);
+	/* Optional: live sections (a reload adds or removes [server.NAME] or
+	 * [lock.NAME]; sword_config.h enum sword_inst_state).  prepare runs
+	 * on the main lcore before the workers see next: check that the
+	 * function's tables can take it and allocate what they will need
+	 * (no malloc on the worker's lcore); 0, or -1 with err (the reload is
+	 * refused and unprepare undoes it).  Then reconfigure(state, cfg)
+	 * takes it on the worker's lcore: adds what is new, stops deciding
+	 * for what is RETIRING, drops what cfg no longer has.  owed (main
+	 * lcore, a read-only scan like /sword/drain's) counts what the
+	 * function decided for RETIRING sections and still owes a client;
+	 * the daemon drops them at 0.  Without prepare a function takes no
+	 * section change: the daemon refuses such reloads. */
+	int (*prepare)(void *state, struct sword_worker *w, const struct sword_config *next,
+		       int socket_id, char *err, size_t errlen);
+	void (*unprepare)(void *state);
+	uint64_t (*owed)(const void *state, const struct sword_config *cfg);
 	/* Optional: time passed, frames or not (sword_worker_tick, about
 	 * every SWORD_TICK_US on the worker's lcore): work a function must
 	 * do when no frame comes to hang it on, e.g. asking back a client
@@ -377,7 +393,8 @@ sword_worker_fn_state(const struct sword_worker *wk, const struct sword_fn_ops *
  * NULL if it cannot be allocated. */
 struct rc_table *sword_worker_rc(struct sword_worker *w);
 
-/* Every attached function's reconfigure(w->cfg), on w's lcore. */
+/* Every attached function's reconfigure(w->cfg), on w's lcore; the
+ * frames verified ahead follow the servers the functions now have. */
 void sword_worker_reconfigure(struct sword_worker *w);
 
 /* Set up w (zeroed stats, no functions).  cfg and shards must outlive w. */

@@ -108,10 +108,46 @@ START_TEST(t_reload_plan)
 	ck_assert_msg(strstr(msg, "[atomic] pmtu: 4096 -> 1024") != NULL, "%s", msg);
 	ck_assert_msg(strstr(msg, "interval") == NULL, "live key listed as refused: %s", msg);
 
+	/* sections: added and removed live, a kept one's keys fixed */
 	next = cur;
 	ck_assert_int_eq(sword_config_set(&next, "server.m.ip=10.0.0.1", err, sizeof(err)), 0);
+	ck_assert_int_eq(sword_config_validate(&next, err, sizeof(err)), 0);
+	ck_assert_int_eq(sword_config_reload_plan(&cur, &next, msg, sizeof(msg)), 1);
+	ck_assert_msg(strstr(msg, "+[server.m]") != NULL, "%s", msg);
+	{
+		static struct sword_config run, next2;
+
+		ck_assert_int_eq(sword_config_reload_merge(&cur, &next, 1, &run, err,
+							   sizeof(err)), 0);
+		ck_assert_uint_eq(run.n_servers, 1);
+		ck_assert(sword_config_hash(&run) == sword_config_hash(&next));
+		next2 = next;
+		ck_assert_int_eq(sword_config_set(&next2, "server.m.ip=10.0.0.2", err,
+						  sizeof(err)), 0);
+		ck_assert_int_eq(sword_config_reload_plan(&run, &next2, msg, sizeof(msg)), -1);
+		ck_assert_msg(strstr(msg, "[server.m] ip: 10.0.0.1 -> 10.0.0.2") != NULL,
+			      "%s", msg);
+		/* removed: RETIRING, then dropped; its slot stays (FREE) */
+		ck_assert_int_eq(sword_config_reload_plan(&run, &cur, msg, sizeof(msg)), 1);
+		ck_assert_msg(strstr(msg, "-[server.m]") != NULL, "%s", msg);
+		ck_assert_int_eq(sword_config_reload_merge(&run, &cur, 1, &next2, err,
+							   sizeof(err)), 0);
+		ck_assert_uint_eq(next2.servers[0].state, SWORD_INST_RETIRING);
+		/* back before it is gone: refused */
+		ck_assert_int_eq(sword_config_reload_plan(&next2, &next, msg, sizeof(msg)), -1);
+		ck_assert_msg(strstr(msg, "still draining") != NULL, "%s", msg);
+		ck_assert_uint_eq(sword_config_drop_retiring(&next2), 1);
+		ck_assert_uint_eq(next2.servers[0].state, SWORD_INST_FREE);
+		ck_assert(sword_config_hash(&next2) == sword_config_hash(&cur));
+		ck_assert_int_eq(sword_config_find_server(&next2, "m"), -1);
+	}
+	next = cur;
+	ck_assert_int_eq(sword_config_set(&next, "features.remapping=on", err, sizeof(err)), 0);
+	cur.remapping = true;
+	ck_assert_int_eq(sword_config_set(&next, "server.m.ip=10.0.0.1", err, sizeof(err)), 0);
 	ck_assert_int_eq(sword_config_reload_plan(&cur, &next, msg, sizeof(msg)), -1);
-	ck_assert_msg(strstr(msg, "server.m.ip") != NULL, "%s", msg);
+	ck_assert_msg(strstr(msg, "remapping") != NULL, "%s", msg);
+	cur.remapping = false;
 
 	next = cur;
 	ck_assert_int_eq(sword_config_set(&next, "stats.interval=7", err, sizeof(err)), 0);
