@@ -19,6 +19,10 @@ Then with two workers (one receives: net_pcap has one queue) and m1
 pinned to worker 1: a region added on worker 0, which had none (its
 atomic replacement state made at the reload), and a lock region removed
 while its server stays managed.
+Then Clover (features.clover = on, the ConnectX Clover capture replayed):
+a [clover.NAME] layout added (its data WRITEs and tail CAS recognised from
+then on), a kept one changed (refused), and removed (drained, then nothing
+recognised any more).
 Without the feature every reload here is refused ("fixed at start").
 """
 
@@ -193,6 +197,7 @@ def body():
     sw.stop()
     t.check_eq(sw.rc, 0, "swordd exit status")
     two_workers(d, cap)
+    clover(d)
 
 
 TWO = """\
@@ -252,6 +257,70 @@ def two_workers(d, cap):
                "m2's word after its region was removed")
     t.check(grows(sw, "m2", "managed_rx", 1.0), "m2 no longer managed after l2 went")
     t.check_eq(lock(sw, "m1", "0x10000000").get("region"), "l1", "l1 after l2 went")
+    t.check(sw.alive(), "swordd died")
+    sw.stop()
+    t.check_eq(sw.rc, 0, "swordd exit status")
+
+
+CLOVER = """\
+[ports]
+mode = one-port
+
+[features]
+clover = on
+
+[server.clover0]
+ip = 192.168.1.13
+
+[server.other]
+ip = 10.9.9.9
+
+[clover.other]
+server = other
+"""
+VALUES = """
+[clover.values]
+server = clover0
+base = 0
+length = 0
+"""
+
+
+def fn_counter(sw, name):
+    return sw.telemetry("/sword/stats").get("fn_clover_" + name, 0)
+
+
+def clover(d):
+    conf = os.path.join(d, "clover.conf")
+    write(conf, CLOVER)
+    cap = os.path.join(t.args().captures, "clover-1thread-100pkt.pcap")
+    sw = t.Swordd(["net_pcap0,rx_pcap=%s,infinite_rx=1" % cap], ["-c", conf],
+                  name="clo", workdir=d).start()
+    t.wait_for(lambda: grows(sw, "clover0", "managed_rx", 1.0), 60, "clover0 managed")
+    t.check_eq(fn_counter(sw, "data_writes"), 0, "data WRITEs recognised with no layout")
+    write(conf, CLOVER + VALUES)
+    r = swordctl(sw.prefix, "reload")
+    t.check("+[clover.values]" in r.stdout, "clover add:\n" + r.stdout)
+    t.wait_for(lambda: fn_counter(sw, "data_writes") > 0 and fn_counter(sw, "tail_cas") > 0,
+               10, "data WRITEs and tail CAS recognised once the layout was added")
+    cfg = sw.telemetry("/sword/config")
+    t.check_eq([x.split()[0] for x in cfg["clover_layouts"]], ["other", "values"],
+               "/sword/config clover_layouts after the add")
+    # a kept layout changed: refused, nothing changed
+    write(conf, CLOVER + VALUES.replace("base = 0", "base = 0\nkey_offset = 16"))
+    r = swordctl(sw.prefix, "reload", want=1)
+    t.check("%s: [clover.values] key_offset: 8 -> 16" % conf in r.stdout,
+            "refusal does not name [clover.values] key_offset:\n" + r.stdout)
+    write(conf, CLOVER)
+    r = swordctl(sw.prefix, "reload", "--wait", "20")
+    t.check("-[clover.values]" in r.stdout and "draining: nothing" in r.stdout,
+            "clover removal:\n" + r.stdout)
+    cfg = sw.telemetry("/sword/config")
+    t.check_eq([x.split()[0] for x in cfg["clover_layouts"]], ["other"],
+               "/sword/config clover_layouts after the removal")
+    a = fn_counter(sw, "data_writes")
+    t.check(grows(sw, "clover0", "managed_rx", 1.0), "clover0 no longer managed")
+    t.check_eq(fn_counter(sw, "data_writes"), a, "data WRITEs recognised after the removal")
     t.check(sw.alive(), "swordd died")
     sw.stop()
     t.check_eq(sw.rc, 0, "swordd exit status")
