@@ -101,6 +101,11 @@ struct clover {
 	uint32_t learn_clock;
 	uint64_t cas_seq;      /* tail CAS processed: the expiry clock */
 	bool icrc_known_good;  /* the frame being handled: its caller verified it */
+	/* per region slot (swordd's live reload): CLOVER_REGION_LIVE,
+	 * _RETIRED (nothing new learned or steered; a retransmission of a
+	 * steered CAS still goes where the original went), _DEAD (matches
+	 * nothing; the slot is not reused: table entries may still name it) */
+	uint8_t rstate[CLOVER_MAX_REGIONS];
 };
 
 /* The frame's ICRC is what its sender sent: the caller's verdict if it
@@ -319,6 +324,8 @@ region_of(const struct clover *cl, int server, uint32_t rkey, uint64_t va)
 	for (i = 0; i < cl->prm.n_regions; i++) {
 		const struct clover_region *r = &cl->prm.regions[i];
 
+		if (cl->rstate[i] == CLOVER_REGION_DEAD)
+			continue;
 		if (r->server == server && (r->rkey_any || r->rkey == rkey) &&
 		    va >= r->base && va <= r->last)
 			return (int)i;
@@ -388,7 +395,7 @@ on_data_write(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int s
 	int ri;
 
 	ri = region_of(cl, server, roce_ld32(&reth->rkey), va);
-	if (ri < 0)
+	if (ri < 0 || cl->rstate[ri] != CLOVER_REGION_LIVE)
 		return;
 	r = &cl->prm.regions[ri];
 	if (roce_ld32(&reth->dma_len) < r->write_min ||
@@ -454,6 +461,8 @@ on_tail_cas(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int ser
 		roce_resign(frame, p);
 		return true;
 	}
+	if (cl->rstate[ri] != CLOVER_REGION_LIVE)
+		return false;   /* retired: nothing new recorded or steered */
 	cas_forget(cl, c, ctr);
 	memset(c, 0, sizeof(*c));
 	c->client_ip = p->src_ip4;
@@ -536,7 +545,8 @@ on_value_read(struct clover *cl, uint8_t *frame, const struct roce_pkt *p, int s
 	int ri;
 
 	ri = region_of(cl, server, roce_ld32(&reth->rkey), va);
-	if (ri < 0 || roce_ld32(&reth->dma_len) < cl->prm.regions[ri].read_min)
+	if (ri < 0 || cl->rstate[ri] != CLOVER_REGION_LIVE ||
+	    roce_ld32(&reth->dma_len) < cl->prm.regions[ri].read_min)
 		return false;
 	ctr[CLOVER_VALUE_READS]++;
 	if (!cl->prm.read_steering)
@@ -659,4 +669,88 @@ clover_process_verified(struct clover *cl, uint8_t *frame, const struct roce_pkt
 	changed = process(cl, frame, p, server, to_server, ctr);
 	cl->icrc_known_good = false;
 	return changed;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Regions at run time (swordd's live reload; clover.h) */
+
+static bool
+same_region(const struct clover_region *a, const struct clover_region *b)
+{
+	return a->server == b->server && a->rkey_any == b->rkey_any &&
+	       (a->rkey_any || a->rkey == b->rkey) && a->base == b->base &&
+	       a->last == b->last && a->write_min == b->write_min &&
+	       a->key_offset == b->key_offset && a->key_width == b->key_width &&
+	       a->next_offset == b->next_offset && a->read_min == b->read_min;
+}
+
+int
+clover_region_find(const struct clover *cl, const struct clover_region *r)
+{
+	for (unsigned int i = 0; i < cl->prm.n_regions; i++)
+		if (cl->rstate[i] != CLOVER_REGION_DEAD && same_region(&cl->prm.regions[i], r))
+			return (int)i;
+	return -1;
+}
+
+unsigned int
+clover_region_room(const struct clover *cl)
+{
+	return CLOVER_MAX_REGIONS - cl->prm.n_regions;
+}
+
+int
+clover_region_add(struct clover *cl, const struct clover_region *r)
+{
+	unsigned int i = cl->prm.n_regions;
+
+	if (r->key_width < 1 || r->key_width > 8)
+		return -EINVAL;
+	if (i >= CLOVER_MAX_REGIONS)
+		return -ENOSPC;
+	cl->prm.regions[i] = *r;
+	cl->rstate[i] = CLOVER_REGION_LIVE;
+	cl->prm.n_regions++;
+	return (int)i;
+}
+
+int
+clover_region_state(const struct clover *cl, unsigned int slot,
+		    const struct clover_region **r)
+{
+	if (slot >= cl->prm.n_regions)
+		return -1;
+	*r = &cl->prm.regions[slot];
+	return cl->rstate[slot];
+}
+
+void
+clover_region_retire(struct clover *cl, unsigned int slot)
+{
+	if (slot < cl->prm.n_regions && cl->rstate[slot] == CLOVER_REGION_LIVE)
+		cl->rstate[slot] = CLOVER_REGION_RETIRED;
+}
+
+void
+clover_region_remove(struct clover *cl, unsigned int slot)
+{
+	if (slot < cl->prm.n_regions)
+		cl->rstate[slot] = CLOVER_REGION_DEAD;
+}
+
+uint64_t
+clover_region_owed(const struct clover *cl, unsigned int slot)
+{
+	uint64_t owed = 0;
+
+	/* steered tail CAS not answered yet: a retransmission must be
+	 * steered where the original went, which only a kept region does */
+	for (uint32_t i = 0; i < cl->prm.cas; i++) {
+		const struct cas_ent *c = &cl->cas[i];
+
+		if (c->kind == CAS_AIMED && !c->answered && c->region == slot &&
+		    c->target_va != c->orig_va)
+			owed++;
+	}
+	return owed;
 }

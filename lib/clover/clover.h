@@ -153,6 +153,26 @@ clover_fmix64(uint64_t k)
 	return k;
 }
 
+/*
+ * Regions at run time (swordd's live reload, issue #32), between frames on
+ * the thread that owns cl.  A region is named by its value.  add: a new
+ * slot (-ENOSPC: CLOVER_MAX_REGIONS used, counting removed ones: their
+ * slots are never reused, table entries may still name them).  retire:
+ * nothing new is learned or steered in it; a retransmission of a tail CAS
+ * steered before still goes where the original went.  owed: steered tail
+ * CAS not answered yet (read-only, any thread).  remove: matches nothing
+ * any more.  state: CLOVER_REGION_* of a slot (< 0: no such slot).
+ */
+enum { CLOVER_REGION_LIVE = 0, CLOVER_REGION_RETIRED, CLOVER_REGION_DEAD };
+int clover_region_add(struct clover *cl, const struct clover_region *r);
+int clover_region_find(const struct clover *cl, const struct clover_region *r);
+unsigned int clover_region_room(const struct clover *cl);
+int clover_region_state(const struct clover *cl, unsigned int slot,
+			const struct clover_region **r);
+void clover_region_retire(struct clover *cl, unsigned int slot);
+void clover_region_remove(struct clover *cl, unsigned int slot);
+uint64_t clover_region_owed(const struct clover *cl, unsigned int slot);
+
 /* Introspection for tests: the cached tail of (region, key), if known. */
 bool clover_tail(const struct clover *cl, unsigned int region, uint64_t key,
 		 uint64_t *tail);

@@ -1223,7 +1223,7 @@ inst_get(const struct sword_config *c, enum sec_kind kind, unsigned int i,
 		if (i >= c->n_clover)
 			return NULL;
 		*name = c->clover_layouts[i].name;
-		*state = SWORD_INST_ACTIVE;
+		*state = c->clover_layouts[i].state;
 		return &c->clover_layouts[i];
 	default:
 		return NULL;
@@ -1303,13 +1303,6 @@ plan_instances(const struct sword_config *cur, const struct sword_config *next,
 		if (j < 0) {
 			if (st == SWORD_INST_RETIRING)
 				continue;   /* already on its way out */
-			if (kind == SEC_CLOVER_LAYOUT) {
-				append(why, wlen, "%s[%s.%s]: removed, but Clover layouts are "
-				       "fixed at start (needs a restart)", *refused ? "; " : "",
-				       pre, nm);
-				(*refused)++;
-				continue;
-			}
 			append(msg, len, "%s-[%s.%s]", msg[0] ? "; " : "", pre, nm);
 			(*changes)++;
 			continue;
@@ -1341,10 +1334,24 @@ plan_instances(const struct sword_config *cur, const struct sword_config *next,
 		if (b == NULL || inst_find(cur, kind, nm) >= 0)
 			continue;
 		if (kind == SEC_CLOVER_LAYOUT) {
-			append(why, wlen, "%s[%s.%s]: added, but Clover layouts are fixed at "
-			       "start (needs a restart)", *refused ? "; " : "", pre, nm);
-			(*refused)++;
-			continue;
+			const struct sword_clover_conf *l = b;
+
+			/* lib/clover matches the first region: a draining one
+			 * would shadow the new one */
+			for (unsigned int i = 0; i < cur->n_clover; i++) {
+				const struct sword_clover_conf *o = &cur->clover_layouts[i];
+				uint64_t le = l->length ? l->base + l->length - 1 : UINT64_MAX;
+				uint64_t oe = o->length ? o->base + o->length - 1 : UINT64_MAX;
+
+				if (o->state != SWORD_INST_RETIRING || strcmp(o->server, l->server) ||
+				    (!o->rkey_any && !l->rkey_any && o->rkey != l->rkey) ||
+				    l->base > oe || o->base > le)
+					continue;
+				append(why, wlen, "%s[clover.%s] base: region overlaps clover.%s, "
+				       "still draining from an earlier reload",
+				       *refused ? "; " : "", nm, o->name);
+				(*refused)++;
+			}
 		}
 		if (kind == SEC_SERVER) {
 			const struct sword_server_conf *sv = b;
@@ -1418,8 +1425,8 @@ sword_config_reload_plan(const struct sword_config *cur, const struct sword_conf
 		       &refused);
 	/* remapping's lanes are per server and sized at start (lib/remap) */
 	if (sections > 0 && cur->remapping) {
-		append(why, len, "%s%s: servers and lock regions are fixed at start with "
-		       "[features] remapping = on (lanes are sized at start)",
+		append(why, len, "%s%s: servers, lock regions and Clover layouts are fixed "
+		       "at start with [features] remapping = on (lanes are sized at start)",
 		       refused ? "; " : "", msg);
 		refused++;
 	}
@@ -1452,6 +1459,10 @@ sword_config_reload_merge(const struct sword_config *cur, const struct sword_con
 		if (out->locks[i].state == SWORD_INST_ACTIVE &&
 		    inst_find(next, SEC_LOCK, out->locks[i].name) < 0)
 			out->locks[i].state = SWORD_INST_RETIRING;
+	for (i = 0; i < out->n_clover; i++)
+		if (out->clover_layouts[i].state == SWORD_INST_ACTIVE &&
+		    inst_find(next, SEC_CLOVER_LAYOUT, out->clover_layouts[i].name) < 0)
+			out->clover_layouts[i].state = SWORD_INST_RETIRING;
 	for (i = 0; i < next->n_servers; i++) {
 		const struct sword_server_conf *sv = &next->servers[i];
 		unsigned int slot;
@@ -1496,6 +1507,26 @@ sword_config_reload_merge(const struct sword_config *cur, const struct sword_con
 				    next->source, l->name, l->server);
 		out->n_locks++;
 	}
+	for (i = 0; i < next->n_clover; i++) {
+		const struct sword_clover_conf *l = &next->clover_layouts[i];
+		struct sword_clover_conf *nl;
+
+		if (inst_find(out, SEC_CLOVER_LAYOUT, l->name) >= 0)
+			continue;
+		if (out->n_clover >= SWORD_MAX_CLOVER)
+			return fail(err, errlen, "%s: [clover.%s]: too many Clover layouts (max "
+				    "%d, counting draining ones)", next->source, l->name,
+				    SWORD_MAX_CLOVER);
+		nl = &out->clover_layouts[out->n_clover];
+		*nl = *l;
+		nl->state = SWORD_INST_ACTIVE;
+		nl->server_idx = inst_find(out, SEC_SERVER, l->server);
+		if (nl->server_idx < 0 ||
+		    out->servers[nl->server_idx].state != SWORD_INST_ACTIVE)
+			return fail(err, errlen, "%s: [clover.%s] server: no [server.%s] "
+				    "section", next->source, l->name, l->server);
+		out->n_clover++;
+	}
 	snprintf(out->source, sizeof(out->source), "%s", next->source);
 	return 0;
 }
@@ -1535,6 +1566,16 @@ sword_config_drop_retiring(struct sword_config *c)
 		j++;
 	}
 	c->n_locks = j;
+	for (i = 0, j = 0; i < c->n_clover; i++) {
+		if (c->clover_layouts[i].state == SWORD_INST_RETIRING) {
+			n++;
+			continue;
+		}
+		if (j != i)
+			c->clover_layouts[j] = c->clover_layouts[i];
+		j++;
+	}
+	c->n_clover = j;
 	for (i = 0; i < c->n_servers; i++)
 		if (c->servers[i].state == SWORD_INST_RETIRING) {
 			memset(&c->servers[i], 0, sizeof(c->servers[i]));
@@ -1553,6 +1594,10 @@ sword_config_retiring_text(const struct sword_config *c, char *buf, size_t len)
 	for (i = 0; i < c->n_locks; i++)
 		if (c->locks[i].state == SWORD_INST_RETIRING)
 			append(buf, len, "%s[lock.%s]", buf[0] ? " " : "", c->locks[i].name);
+	for (i = 0; i < c->n_clover; i++)
+		if (c->clover_layouts[i].state == SWORD_INST_RETIRING)
+			append(buf, len, "%s[clover.%s]", buf[0] ? " " : "",
+			       c->clover_layouts[i].name);
 	for (i = 0; i < c->n_servers; i++)
 		if (c->servers[i].state == SWORD_INST_RETIRING)
 			append(buf, len, "%s[server.%s]", buf[0] ? " " : "",

@@ -245,6 +245,7 @@ struct sword_clover_conf {
 	SWORD_KEYS_CLOVER_LAYOUT(SWORD_KEY_FIELD)
 	int server_idx;            /* resolved by sword_config_validate */
 	uint32_t seen;
+	uint8_t state;             /* enum sword_inst_state (never FREE) */
 };
 
 struct sword_config {
@@ -318,12 +319,12 @@ void sword_config_foreach(const struct sword_config *c,
 
 /*
  * SIGHUP: may the running config cur become next?  Every global key that
- * differs must be SWORD_KEY_LIVE.  [server.NAME] and [lock.NAME] sections
- * may be added and removed (not with [features] remapping = on: lanes are
- * sized at start); a section kept must be identical (change one by
- * removing it and adding it under a new name), one still RETIRING from an
- * earlier reload may not come back yet, and [clover.NAME] sections are
- * fixed.  Returns the number of changes (live keys, sections added or
+ * differs must be SWORD_KEY_LIVE.  [server.NAME], [lock.NAME] and
+ * [clover.NAME] sections may be added and removed (not with [features]
+ * remapping = on: lanes are sized at start); a section kept must be
+ * identical (change one by removing it and adding it under a new name),
+ * and one still RETIRING from an earlier reload may not come back yet nor
+ * be overlapped by a new one.  Returns the number of changes (live keys, sections added or
  * removed; 0: nothing to do) with msg listing them ("+[lock.b]",
  * "-[server.m1]"), or -1 with msg listing every refusal (then nothing may
  * be applied).
@@ -349,8 +350,8 @@ int sword_config_reload_merge(const struct sword_config *cur,
 bool sword_config_sections_change(const struct sword_config *cur,
 				  const struct sword_config *next);
 
-/* Drop what is RETIRING: lock regions leave the array, servers' slots
- * become FREE.  Returns how many sections were dropped. */
+/* Drop what is RETIRING: lock regions and Clover layouts leave their
+ * arrays, servers' slots become FREE.  Returns how many were dropped. */
 unsigned int sword_config_drop_retiring(struct sword_config *c);
 
 /* Sections RETIRING, as "[lock.b] [server.m1]" (empty: none). */

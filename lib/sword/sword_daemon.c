@@ -937,8 +937,10 @@ publish_sections(struct sword_daemon *d, const struct sword_config *c,
 	pthread_mutex_lock(&d->cfg_lock);
 	memcpy(d->cfg.servers, c->servers, sizeof(c->servers));
 	memcpy(d->cfg.locks, c->locks, sizeof(c->locks));
+	memcpy(d->cfg.clover_layouts, c->clover_layouts, sizeof(c->clover_layouts));
 	d->cfg.n_servers = c->n_servers;
 	d->cfg.n_locks = c->n_locks;
+	d->cfg.n_clover = c->n_clover;
 	memcpy(d->cfg.source, c->source, sizeof(c->source));
 	pthread_mutex_unlock(&d->cfg_lock);
 	__atomic_store_n(&d->shards_live, sm, __ATOMIC_RELEASE);
@@ -1012,6 +1014,8 @@ sword_daemon_apply_reload(struct sword_daemon *d, const struct sword_config *nex
 		d->retiring |= m->servers[i].state == SWORD_INST_RETIRING;
 	for (i = 0; i < m->n_locks; i++)
 		d->retiring |= m->locks[i].state == SWORD_INST_RETIRING;
+	for (i = 0; i < m->n_clover; i++)
+		d->retiring |= m->clover_layouts[i].state == SWORD_INST_RETIRING;
 	d->retire_zero = 0;
 	d->retire_next_tsc = 0;
 	rc = 0;

@@ -141,6 +141,26 @@ START_TEST(t_reload_plan)
 		ck_assert(sword_config_hash(&next2) == sword_config_hash(&cur));
 		ck_assert_int_eq(sword_config_find_server(&next2, "m"), -1);
 	}
+	/* a Clover layout: added, its keys fixed */
+	next = cur;
+	ck_assert_int_eq(sword_config_set(&next, "server.m.ip=10.0.0.1", err, sizeof(err)), 0);
+	ck_assert_int_eq(sword_config_set(&next, "clover.v.server=m", err, sizeof(err)), 0);
+	ck_assert_int_eq(sword_config_validate(&next, err, sizeof(err)), 0);
+	ck_assert_int_eq(sword_config_reload_plan(&cur, &next, msg, sizeof(msg)), 2);
+	ck_assert_msg(strstr(msg, "+[clover.v]") != NULL, "%s", msg);
+	{
+		static struct sword_config run, next2;
+
+		ck_assert_int_eq(sword_config_reload_merge(&cur, &next, 1, &run, err,
+							   sizeof(err)), 0);
+		ck_assert_uint_eq(run.n_clover, 1);
+		ck_assert_int_eq(run.clover_layouts[0].server_idx, 0);
+		next2 = next;
+		ck_assert_int_eq(sword_config_set(&next2, "clover.v.key_offset=16", err,
+						  sizeof(err)), 0);
+		ck_assert_int_eq(sword_config_reload_plan(&run, &next2, msg, sizeof(msg)), -1);
+		ck_assert_msg(strstr(msg, "[clover.v] key_offset: 8 -> 16") != NULL, "%s", msg);
+	}
 	next = cur;
 	ck_assert_int_eq(sword_config_set(&next, "features.remapping=on", err, sizeof(err)), 0);
 	cur.remapping = true;
