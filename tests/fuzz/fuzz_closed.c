@@ -566,6 +566,18 @@ remap_same_prefix(int cl, int life, uint32_t k)
 	return true;
 }
 
+/* Some client's new life began with its previous life's first request. */
+static bool
+remap_same_recreated(void)
+{
+	for (int i = 0; Z.remap && i < Z.ncl; i++)
+		for (int l = 1; l <= Z.life[i]; l++)
+			if (Z.lives[i][l].n && Z.lives[i][l - 1].n &&
+			    same_op(&Z.lives[i][l].ops[0], &Z.lives[i][l - 1].ops[0]))
+				return true;
+	return false;
+}
+
 /* The old life pipelined another request on the word of its op k before
  * k's answer (serializer README, SF_PIPED). */
 static bool
@@ -722,8 +734,18 @@ judge(bool quiet)
 				  (unsigned long long)s->cl[i].beyond_responses,
 				  s->cl[i].beyond_psn);
 	}
-	if (s->errors)
-		violation("O4: %s", s->err[0]);
+	for (uint32_t k = 0; k < s->errors && k < 8; k++) {
+		/* With remapping, a new life that repeats the old one's first
+		 * request at the same PSN is taken for the old life (lib/remap
+		 * README, out_of_band = on): a lane owner's server QP re-created
+		 * under a lane swordd still believes in gets the lane's next
+		 * PSNs, a gap the server NAKs (findings/closed/README) */
+		if (!strncmp(s->err[k], "I2: ", 4) && remap_same_recreated()) {
+			st_remap_same++;
+			continue;
+		}
+		violation("O4: %s", s->err[k]);
+	}
 	/* I5 only where no op swordd tracks can have been lost for good: a
 	 * re-creation loses its QPs' frames in flight, and a modelled write
 	 * lost so is given up only after pending_expire (0 in the sim) */
@@ -787,7 +809,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (size_t off = 1; off + 4 <= size; off += 4)
 		step(data + off);
-	quiet = sim_run(&Z.s, 200000, 40);
+	quiet = sim_run(&Z.s, 50000, 16);
 	if (!quiet)
 		st_unquiet++;
 	judge(quiet);
