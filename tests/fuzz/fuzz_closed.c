@@ -139,7 +139,18 @@ static struct {
 
 /* outcomes not judged, for FUZZ_CLOSED_STATS */
 static uint64_t st_judged, st_runs, st_qp_error, st_piped, st_remap_same, st_unquiet, st_overflow,
-	st_msn_ahead;
+	st_msn_ahead, st_i5_inflight;
+
+/* FUZZ_CLOSED_ALL=1: the open findings' filters off */
+static bool
+all_findings(void)
+{
+	static int all = -1;
+
+	if (all < 0)
+		all = getenv("FUZZ_CLOSED_ALL") != NULL;
+	return all;
+}
 
 static int
 word_of(uint64_t va)
@@ -721,7 +732,8 @@ judge(bool quiet)
 			 * owner address are dropped"; findings/closed/README):
 			 * counted, not judged, so the rest of the run is */
 			if (m && sscanf(m, "RC_READ_RESPONSE_ONLY PSN %u MSN %u, expected %u",
-					&psn, &msn, &want) == 3 && msn > want) {
+					&psn, &msn, &want) == 3 && msn > want &&
+			    !all_findings()) {
 				st_msn_ahead++;
 				continue;
 			}
@@ -751,8 +763,18 @@ judge(bool quiet)
 	 * lost so is given up only after pending_expire (0 in the sim) */
 	if (quiet && !Z.restarted && !Z.recreated) {
 		sim_check_shadow(s);
-		if (s->errors)
-			violation("O4: %s", s->err[0]);
+		for (uint32_t k = 0; k < s->errors && k < 8; k++) {
+			/* findings/closed/i5-lock-write-noackreq-lost-before-
+			 * swordd: a lock-word WRITE without AckReq whose first
+			 * copy is lost before swordd stays in flight there for
+			 * good.  Counted while it is open (FUZZ_CLOSED_ALL=1:
+			 * judged), so fuzzing goes on past it */
+			if (strstr(s->err[k], "in flight at quiescence") && !all_findings()) {
+				st_i5_inflight++;
+				continue;
+			}
+			violation("O4: %s", s->err[k]);
+		}
 	}
 	/* O1: no (client, life, PSN) executed twice, nothing executed that
 	 * the life did not send there */
@@ -788,12 +810,13 @@ stats(void)
 	if (getenv("FUZZ_CLOSED_STATS"))
 		fprintf(stderr, "fuzz_closed: runs %llu answers judged %llu "
 			"not judged: qp_error %llu piped %llu "
-			"remap_same %llu overflow %llu read_msn_ahead %llu; not quiescent %llu\n",
+			"remap_same %llu overflow %llu read_msn_ahead %llu i5_inflight %llu; "
+			"not quiescent %llu\n",
 			(unsigned long long)st_runs, (unsigned long long)st_judged,
 			(unsigned long long)st_qp_error,
 			(unsigned long long)st_piped, (unsigned long long)st_remap_same,
 			(unsigned long long)st_overflow, (unsigned long long)st_msn_ahead,
-			(unsigned long long)st_unquiet);
+			(unsigned long long)st_i5_inflight, (unsigned long long)st_unquiet);
 }
 
 int
