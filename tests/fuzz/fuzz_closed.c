@@ -184,6 +184,30 @@ violation(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	/* FUZZ_CLOSED_TRACE: every op of every life and every execution */
+	if (getenv("FUZZ_CLOSED_TRACE")) {
+		for (int i = 0; i < Z.ncl; i++)
+			for (int l = 0; l <= Z.life[i]; l++)
+				for (uint32_t k = 0; k < Z.lives[i][l].n; k++) {
+					const struct fop *f = &Z.lives[i][l].ops[k];
+
+					fprintf(stderr, "  op cl %d life %d PSN %u type %u va %#llx "
+						"a %#llx %#llx data %02x%02x.. posted h%u t%llu; %s "
+						"%#llx h%u t%llu\n", i, l, f->psn, f->op.type,
+						(unsigned long long)f->op.va,
+						(unsigned long long)f->op.a[0],
+						(unsigned long long)f->op.a[1], f->op.data[6],
+						f->op.data[7], f->hpost, (unsigned long long)f->tpost,
+						f->answered ? "answered" : "open",
+						(unsigned long long)f->result, f->hans,
+						(unsigned long long)f->tans);
+				}
+		for (uint32_t i = 0; i < Z.nex; i++)
+			fprintf(stderr, "  exec cl %d life %d PSN %u opc %u word %d %#llx -> "
+				"%#llx h%u\n", Z.ex[i].cl, Z.ex[i].life, Z.ex[i].psn,
+				Z.ex[i].opc, Z.ex[i].w, (unsigned long long)Z.ex[i].old,
+				(unsigned long long)Z.ex[i].nv, Z.ex[i].h);
+	}
 	if (Z.s.pd_in)
 		pcap_dump_flush(Z.s.pd_in);
 	if (Z.s.pd_out)
@@ -629,10 +653,26 @@ judge_op(int cl, int life, uint32_t k)
 	uint64_t nv, v;
 	bool ok;
 
-	if (pf && !same_op(pf, f))
-		pf = NULL;
-	if (pf)
-		pe = exec_at(cl, life - 1, f->psn);
+	/* the op of the latest earlier life identical at this PSN that was
+	 * answered (lives in between may have been cut before their answer,
+	 * or answered from the one before them: the execution is the
+	 * earliest's of the chain) */
+	pf = NULL;
+	for (int j = life - 1; j >= 0; j--) {
+		const struct fop *q = k < Z.lives[cl][j].n ? &Z.lives[cl][j].ops[k] : NULL;
+
+		if (q == NULL || !same_op(q, f))
+			break;
+		if (!q->answered)
+			continue;
+		if (pf != NULL && q->result != pf->result)
+			break;
+		prev = &Z.lives[cl][j];
+		pf = q;
+		pe = exec_at(cl, j, f->psn);
+		if (pe && explains(pf, pe))
+			break;
+	}
 	if (remap_same_prefix(cl, life, k)) {
 		st_remap_same++;
 		return;
@@ -674,6 +714,31 @@ judge_op(int cl, int life, uint32_t k)
 				  (unsigned long long)f->result, pe->h, f->hpost);
 		}
 		return;
+	}
+	/* answered as the previous life's without an execution of its own
+	 * (the replay of an identical request): a failure saw a value the
+	 * word held from that life's post on; a success needs that life's
+	 * execution (above) unless the old life pipelined on the word */
+	if ((e == NULL || !explains(f, e)) && pf && pf->answered && pf->result == f->result) {
+		if (ok && nv != f->result) {
+			if (piped(prev, k)) {
+				st_piped++;
+				return;
+			}
+		} else {
+			if (!Z.restarted && !in_history(w, f->result, f->hpost, Z.hlen[w]) &&
+			    piped(prev, k)) {
+				st_piped++;
+				return;
+			}
+			if (!Z.restarted && !in_history(w, f->result, pf->hpost, Z.hlen[w]))
+				violation("O2: client %d life %d PSN %u %s word %d answered "
+					  "%#llx (the previous life's), memory never held "
+					  "it from that life's post (h%u) on", cl, life,
+					  f->psn, tname(f->op.type), w,
+					  (unsigned long long)f->result, pf->hpost);
+			return;
+		}
 	}
 	if (ok && nv != f->result) {
 		/* O1: a success that changes the word ran exactly here */
