@@ -22,8 +22,8 @@
 # --coverage          afterwards, replay each corpus (grown and committed)
 #                     through a source-coverage build (build-fuzz-cov/) and
 #                     print llvm-cov's line and branch coverage per library file
-# NAME                parse, serializer, remap, clover, config, closed
-#                     (default: all)
+# NAME                parse, serializer, remap, clover, config (default:
+#                     these), closed (by name only, for now)
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,7 +49,9 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ ${#names[@]} -gt 0 ] || names=(parse serializer remap clover config closed)
+# closed (the closed-loop oracle, issue #29) only by name: it is not yet
+# clean in --short's budget (tests/fuzz/findings/closed/README.md)
+[ ${#names[@]} -gt 0 ] || names=(parse serializer remap clover config)
 
 cc=$(command -v clang-14 || true)
 if [ -z "$cc" ]; then
