@@ -80,6 +80,19 @@
  *  - after a restart, only safety: a failed atomic's answer need not be
  *    a value memory ever held (a grant whose WRITE was lost with the old
  *    instance), and no I5; lost answers are liveness (sim_run gives up).
+ * Open findings, counted while open so fuzzing goes on past them
+ * (tests/fuzz/findings/closed/README.md; FUZZ_CLOSED_ALL=1 judges them):
+ *  - I5 shadow or in-flight errors at quiescence (a lock-word WRITE behind
+ *    a connection's first seen PSN);
+ *  - a READ answered with an MSN ahead of the client's, and MSNs "going
+ *    back" behind it (duplicate READs re-executed with the responder's
+ *    current MSN after swordd dropped the first answers);
+ *  - with remapping and a re-creation: I2 errors and responses beyond
+ *    the client's next PSN (a lane owner's out-of-band new life).
+ *
+ * Reading a reproducer: FUZZ_CLOSED_TRACE=1 prints every op and execution
+ * on a violation; FUZZ_CLOSED_PCAP=NAME writes $SER_OUT_DIR/NAME-{in,out}
+ * .pcap; FUZZ_CLOSED_STATS=1 prints the counters above.
  */
 #include <stdarg.h>
 #include <stddef.h>
