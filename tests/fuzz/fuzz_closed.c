@@ -753,6 +753,14 @@ judge_op(int cl, int life, uint32_t k)
 			return;
 		}
 	}
+	/* the replay of an identical request as a WRITE of the value the
+	 * earlier life's execution wrote, on a word nobody changed since: it
+	 * leaves memory as the server would, answered as that life was
+	 * (serializer README, "A replayed CAS or masked CAS") */
+	if (e && explains(f, e) && pe && explains(pf, pe) && pf->result == f->result &&
+	    e->opc == ROCE_RC_WRITE_ONLY && e->nv == pe->nv && e->old == pe->nv &&
+	    e->h == pe->h + 1)
+		return;
 	if (ok && nv != f->result) {
 		/* O1: a success that changes the word ran exactly here */
 		if (e == NULL || !explains(f, e))
