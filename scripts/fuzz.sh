@@ -22,7 +22,8 @@
 # --coverage          afterwards, replay each corpus (grown and committed)
 #                     through a source-coverage build (build-fuzz-cov/) and
 #                     print llvm-cov's line and branch coverage per library file
-# NAME                parse, serializer, remap, clover, config (default: all)
+# NAME                parse, serializer, remap, clover, config (default:
+#                     these), closed (by name only, for now)
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,12 +43,14 @@ while [ $# -gt 0 ]; do
 	--keep-corpus) keep=$2; shift ;;
 	--jobs) jobs=$2; shift ;;
 	--coverage) coverage=1 ;;
-	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,27p' "$0"; exit 0 ;;
 	-*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
 	*) names+=("$1") ;;
 	esac
 	shift
 done
+# closed (the closed-loop oracle, issue #29) only by name: it is not yet
+# clean in --short's budget (tests/fuzz/findings/closed/README.md)
 [ ${#names[@]} -gt 0 ] || names=(parse serializer remap clover config)
 
 cc=$(command -v clang-14 || true)
@@ -87,6 +90,8 @@ run_one() { # name -> writes $work/name.log, $work/name.rc
 	# and run slower; frames and configs get libFuzzer's default 4096
 	case "$name" in
 	serializer|remap|clover) args+=(-max_len=1026) ;;
+	# a config byte and 128 steps of 4
+	closed) args+=(-max_len=513) ;;
 	esac
 	[ -f "$top/tests/fuzz/$name.dict" ] && args+=(-dict="$top/tests/fuzz/$name.dict")
 	"$bin" "${args[@]}" "$corpus" "$seeds" >"$work/$name.log" 2>&1

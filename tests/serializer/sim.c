@@ -143,7 +143,7 @@ sim_init_ex(struct sim *s, int ncl, bool with_ser, bool coalesce,
 	s->srv.on_exec = on_exec;
 	s->srv.ctx = s;
 	for (int i = 0; i < Q_N; i++)
-		if (rm_queue_init(&s->q[i], 4096))
+		if (rm_queue_init(&s->q[i], s->opts.queue_cap ? s->opts.queue_cap : 4096))
 			return -1;
 	for (int i = 0; i < ncl; i++) {
 		/* start near the top of the PSN space: wraparound is tested */
@@ -180,12 +180,13 @@ sim_init_ex(struct sim *s, int ncl, bool with_ser, bool coalesce,
 		s->region = (struct ser_region){ .server_ip4 = SIM_SERVER_IP,
 			.rkey = SIM_RKEY, .base = SIM_LOCKS, .len = SIM_LOCK_LEN };
 		s->prm = (struct ser_params){ .regions = &s->region, .n_regions = 1,
-			.max_conns = 64, .ring_size = 256, .max_refusals = 16,
-			.rc = s->rc,
+			.max_conns = s->opts.max_conns ? s->opts.max_conns : 64,
+			.ring_size = s->opts.ring_size ? s->opts.ring_size : 256,
+			.max_refusals = 16, .rc = s->rc,
 			/* the model's QPs are set up out of band and a test
 			 * that re-creates one says so (test_conn
 			 * t_faa_new_life_runs): FAAs decided here too */
-			.faa_out_of_band = true };
+			.faa_out_of_band = !s->opts.faa_default };
 		s->ser = ser_create(&s->prm);
 		if (s->ser == NULL)
 			return -1;

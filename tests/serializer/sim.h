@@ -50,6 +50,14 @@ struct sim_opts {
 	 * (remap_params.out_of_band off, swordd's default); the model's
 	 * QPs are set up out of band, so none binds */
 	bool cm_only;
+	/* frames each queue holds (0: 4096); a push to a full queue is a
+	 * loss.  tests/fuzz/fuzz_closed creates a loop per input: clearing
+	 * 4 x 4096 frames was most of its time */
+	uint32_t queue_cap;
+	/* the serializer's tables (0: 64 connections, rings of 256) */
+	uint32_t max_conns, ring_size;
+	/* faa_out_of_band at swordd's default (off); the sim turns it on */
+	bool faa_default;
 };
 
 /* I2 on a lane: who was sent at each lane PSN, from swordd's output. */
