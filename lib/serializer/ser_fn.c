@@ -38,7 +38,7 @@ struct ser_fn {
 #define SER_FN_COUNTERS(X)                                                    \
 	X(req_seen) X(granted) X(failed_local) X(faa_local) X(gated_failed)  \
 	X(lane_ordered) X(fold_learned) X(fold_mismatch)                     \
-	X(gated_real) X(gated_drop) X(passed_real_atomic)                     \
+	X(gated_real) X(gated_read_seen) X(gated_drop) X(passed_real_atomic)                     \
 	X(misaligned_passed) X(release_seen) X(write_unmodelled)              \
 	X(ackreq_set) X(dup_replayed) X(bad_icrc_passed) X(stub_ring_full)    \
 	X(psn_out_of_window) X(table_full) X(read_span_fixed)   \

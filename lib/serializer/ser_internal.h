@@ -46,6 +46,7 @@ enum ser_word_st { W_UNKNOWN = 0, W_KNOWN = 1 };
 #define WF_SHARED     0x80 /* unfailable ops from several connections: no local writes */
 #define WF_FOLDED     0x100 /* known from a fold: busy ops are all before in fold_dom */
 #define WF_FOLD_SEALED 0x200 /* folded, then decided on: no real op joins the fold */
+#define WF_READ_SINCE 0x400 /* READ sent while a modelled write was un-ACKed (ser_word_read) */
 
 struct ser_word {
 	uint64_t shadow;      /* value once every forwarded modelled write landed */
@@ -111,7 +112,8 @@ enum ser_stub_kind {
                              * ACK or the recorded answer, whichever comes */
 #define SF_PIPED     0x4000 /* REWRITTEN followed by a request of its client
                              * on its word before its answer left: the
-                             * client pipelines over it (ser_req.c) */
+                             * client pipelines over it (ser_req.c, with
+                             * remapping on only) */
 #define SF_MINE_AFTER 0x8000 /* REWRITTEN whose client sent a request on its
                               * word after its answer had left */
 #define SF_UNTRACKED 0x200 /* holds its words by time, not by this stub: its
@@ -170,7 +172,7 @@ struct ser_conn {
 	uint8_t ask;          /* an ask is due once una reaches ask_psn */
 	uint8_t ask_n;        /* asks at ask_psn so far (the timer grows) */
 	uint8_t last_dec_set;
-	/* the newest decided atomic (ser_req.c note_piped) */
+	/* the newest decided atomic (ser_req.c note_piped, remapping on) */
 	uint32_t last_dec_psn;
 	uint32_t last_dec_word;
 	struct ser_stub *ring;
@@ -333,6 +335,7 @@ void ser_word_busy_done(struct ser *s, uint32_t wi, bool dirty);
 void ser_word_pending_done(struct ser *s, uint32_t wi, uint16_t gen,
 			   uint64_t wval, bool executed, uint64_t now);
 void ser_word_mark_dirty(struct ser *s, uint32_t wi);
+void ser_word_read(struct ser *s, uint32_t wi, uint32_t n);
 void ser_word_norewrite(struct ser *s, uint32_t wi);
 /* A replay of an answered real op or unmodelled write (ser_req.c): may
  * it pass (S2), and if so, busy on the word until the server answers it,

@@ -188,6 +188,31 @@ classify(struct ser *s, const uint8_t *f, const struct roce_pkt *p,
 	}
 }
 
+/* A READ of managed words, of any connection, fresh or a copy: its
+ * reader may see a modelled write land, so the S2 gate must not answer
+ * from the value before it any more (ser_word.c). */
+static void
+note_read(struct ser *s, const uint8_t *f, const struct roce_pkt *p)
+{
+	struct req_content rq;
+
+	read_content(f, p, &rq);
+	if (rq.dlen == 0)
+		return;
+	for (uint32_t i = 0; i < s->n_regions; i++) {
+		const struct ser_region *r = &s->regions[i].r;
+		uint64_t lo, hi;
+
+		if (r->server_ip4 != p->dst_ip4 || (!r->any_rkey && r->rkey != rq.rkey) ||
+		    rq.va >= r->base + r->len || rq.va + rq.dlen <= r->base)
+			continue;
+		lo = RTE_MAX(rq.va, r->base) - r->base;
+		hi = RTE_MIN(rq.va + rq.dlen, r->base + r->len) - r->base;
+		ser_word_read(s, s->regions[i].first_word + (uint32_t)(lo / 8),
+			      (uint32_t)((hi + 7) / 8 - lo / 8));
+	}
+}
+
 static inline void
 set_ackreq(uint8_t *f, const struct roce_pkt *p)
 {
@@ -435,47 +460,91 @@ replay_redecide(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 }
 
 /*
- * A copy of an answered decision, on a word that moved since (by this
- * connection's own later writes: another's change is replay_is_stale's),
- * of a connection the RDMA CM did not identify.  It is one of:
- * - the old life's retransmission (its client lost the answer, having
- *   pipelined a write over the word behind it) or a network duplicate:
- *   the recorded answer is the one it needs;
+ * A copy of an answered decision (a grant, a failure, an add), on a word
+ * that moved since (by this connection's own later writes: another's
+ * change is replay_is_stale's), of a connection the RDMA CM did not
+ * identify.  It is one of:
+ * - the old life's retransmission (its client lost the answer) or a
+ *   network duplicate: the recorded answer is the one it needs;
  * - a new life of the QPs (same QPN, same PSNs, out of band) sending the
  *   same request: it must run, on what memory holds now.  Given the
  *   recorded answer (a zero-length WRITE and "granted") a new life held
  *   a lock its own old life had released and another client could take
- *   too: two holders (CI's e2e-sherman-accel-samepsn-reconnect).
+ *   too: two holders (CI's e2e-sherman-accel-samepsn-reconnect); a new
+ *   life repeating a CAS chain was told the old life's failures.
  * The server tells them apart, so the client's own atomic goes to it
- * unchanged (SF_PROBE).  Its word is held undecided by time, as an
- * untracked op's (S7: others' atomics on it pass real, serialized by the
- * server, and it is relearned after): the old QP may never answer, and a
- * client idle since would otherwise hold it for good.
+ * unchanged (SF_PROBE), its word busy (others' atomics pass real) until
+ * an answer covers it, and relearned after, since it may have run:
  * - its new QP runs it and answers with an ATOMIC ACK at this PSN, which
- *   goes to the client (fn_atomic_replay_ran) and the word is relearned;
+ *   goes to the client (fn_atomic_replay_ran);
  * - its old QP has executed a WRITE at this PSN, so the atomic is a
- *   duplicate it has no answer for and drops (rxe: class D), and its next
- *   ACK covers this PSN from beyond it: the walk answers the client with
- *   the recorded answer, as for the first copy.
+ *   duplicate it has no answer for and drops (rxe: class D).  The
+ *   duplicate WRITE sent behind it makes the old QP ACK its newest PSN,
+ *   which covers this one: the walk answers the client with the recorded
+ *   answer, as for the first copy.  (Without it a client that lost the
+ *   answers of a whole chain would never be answered.)
  * Not on a remapping lane (remapping takes the atomic at a PSN where it
  * placed a WRITE for no retransmission, and [remap] out_of_band promises
- * no new lives), nor for a copy of an atomic its client pipelined a
- * request on the word behind (SF_PIPED, note_piped): that client may have lost the answer,
- * and its retransmission needs the recorded one.  What is not told apart
- * (lib/serializer/README): a new life that pipelines over the word the
- * same way; a new life whose ATOMIC ACK is lost between the server and
- * swordd while a later ACK gets through.
+ * no new lives).  What is not told apart (lib/serializer/README): a new
+ * life whose ATOMIC ACK is lost between the server and swordd while its
+ * ACK to the duplicate gets through.
  */
 static enum ser_verdict
-replay_probe(struct ser *s, struct ser_conn *sc, struct ser_stub *st, uint64_t now)
+replay_probe(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
+	     struct ser_stub *st, const uint8_t *f, const struct roce_pkt *p,
+	     uint64_t now)
 {
+	struct roce_pkt zp;
+	int n;
+
+	/* held undecided by time, as an untracked op (S7): a copy its old
+	 * QP drops, whose covering ACK is lost, would otherwise hold the
+	 * word for good once its client is idle */
 	if (!ser_word_untracked(s, st->word, &st->op, now))
 		return drop(s);
 	st->flags = (uint16_t)((st->flags & ~SF_ANSWERED) | SF_PROBE);
 	if (roce_psn_diff(st->psn, sc->walk_from) < 0)
 		sc->walk_from = st->psn;
 	s->c.replay_probed++;
+	if (s->prm.no_poke)
+		return SER_FORWARD;
+	/* The old QP drops the atomic and says nothing: a zero-length WRITE
+	 * far behind (2^22) makes either QP ACK its newest PSN (a duplicate
+	 * WRITE is ACKed again, never executed, C9-105).  The old QP's ACK
+	 * covers this PSN (the walk answers it as recorded); the new QP's
+	 * covers only what it ran, and it answers this atomic itself. */
+	n = roce_build_zero_write(s->after.buf, SER_EMIT_BUF, f,
+				  p->bth_off + ROCE_BTH_LEN, p->l3_off, p->l4_off,
+				  c->srv_qpn, roce_psn_add(st->psn, ROCE_PSN_MASK + 1 - (1u << 22)),
+				  &zp);
+	if (n < 0) {
+		s->c.ask_failed++;
+		return SER_FORWARD;
+	}
+	s->after.len = (uint32_t)n;
+	s->after.to_server = true;
+	s->n_after = 1;
 	return SER_FORWARD;
+}
+
+/* Is this copy of an answered decision sent to the server as the
+ * client's own atomic (replay_probe)?  With remapping on (no_poke) the
+ * duplicate WRITE behind it would reach remapping as a request far
+ * behind its window, so only copies whose old life's retransmission
+ * could not wait on the recorded answer are probed: its client acted on
+ * the answer (SF_MINE_AFTER) and did not pipeline over it (SF_PIPED). */
+static bool
+probe_copy(const struct ser *s, const struct rc_conn *c, const struct ser_stub *st,
+	   bool moved)
+{
+	if (c->by_cm || (st->flags & SF_PENDING))
+		return false;
+	if (st->flags & SF_PROBE)
+		return true;
+	if (!s->prm.no_poke)
+		return moved;
+	return moved && !(st->flags & (SF_ZERO_LEN | SF_PIPED)) &&
+	       (st->flags & SF_MINE_AFTER);
 }
 
 static enum ser_verdict
@@ -492,14 +561,13 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 
 		if (replay_is_stale(s, c, st))
 			return replay_redecide(s, c, sc, st, f, len, cap, p, now);
-		moved = retired && !(st->flags & SF_ZERO_LEN) &&
-			     (s->words[st->word].chg_seq != st->chg_seq ||
-			      !ser_word_settled_for(s, st->word, &own, now));
+		moved = retired && (s->words[st->word].chg_seq != st->chg_seq ||
+				    !ser_word_settled_for(s, st->word, &own, now));
 
-		if (((moved && (st->flags & SF_MINE_AFTER)) || (st->flags & SF_PROBE)) &&
-		    !c->by_cm && !(st->flags & (SF_PENDING | SF_PIPED)) &&
+		if (probe_copy(s, c, st, moved) &&
 		    who_fresh(s, c, st->psn, true).dom == c->incarnation)
-			return replay_probe(s, sc, st, now);
+			return replay_probe(s, c, sc, st, f, p, now);
+		moved = moved && !(st->flags & SF_ZERO_LEN);
 		if (moved)
 			s->c.replay_zeroed++;
 		return replay_rewritten(s, sc, st, f, len, cap, p, moved);
@@ -895,7 +963,7 @@ req_fresh(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 	}
 	if (st->kind != ST_EMPTY)
 		ser_stub_orphan(s, st, now);
-	if (rc->word != SER_NO_WORD)
+	if (rc->word != SER_NO_WORD && s->prm.no_poke)
 		note_piped(s, sc, rc);
 	stub_init(st, f, p, npsn);
 	if (rc->atomic) {
@@ -998,6 +1066,8 @@ ser_on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 		s->c.bad_icrc_passed++;
 		return SER_FORWARD;
 	}
+	if (oi->flags & ROCE_F_READ)
+		note_read(s, f, p);
 	c = rc_find_req(s->rc, p->src_ip4, p->dst_ip4, p->qpn);
 	if (c == NULL)
 		c = rc_open(s->rc, p->src_ip4, p->dst_ip4, p->qpn, p->psn, now);

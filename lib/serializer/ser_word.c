@@ -50,7 +50,10 @@
  *   as a success.  It gets one of:
  *   - a failure answer with orig = committed, if the op would not change
  *     a word holding committed (memory holds committed until A's write
- *     lands: an honest read), or orig = shadow if the op would not change
+ *     lands: an honest read, unless a READ of the word went to the server
+ *     since the write did: its reader may have seen the write landed,
+ *     and committed after that is a value memory no longer held, so
+ *     then the real atomic or a drop below), or orig = shadow if the op would not change
  *     a word holding shadow (A's write is already ordered on A's
  *     connection; this is the value every later reader sees).  Failures
  *     change nothing, so they cannot be lost or lose anything;
@@ -508,6 +511,7 @@ pending_take(struct ser_word *w, const struct ser_who *who, uint64_t now, uint64
 	if (w->flags & WF_FOLDED)
 		w->flags |= WF_FOLD_SEALED;  /* a real op now would run after it */
 	if (w->pend_cnt == 0) {
+		w->flags &= (uint16_t)~WF_READ_SINCE;
 		w->committed = w->shadow;
 		w->pend_owner = who->owner;
 		w->pend_dom = who->dom;
@@ -578,7 +582,13 @@ ser_word_decide(struct ser *s, uint32_t wi, const struct ser_who *who, const str
 				    (s->prm.gate_tsc && w->refusals &&
 				     now - w->gate_since >= s->prm.gate_tsc);
 
-			if (!ser_op_changes(op, w->committed) && !(over && real_safe)) {
+			/* a reader may have seen the write land */
+			const bool seen = w->flags & WF_READ_SINCE;
+
+			if (seen)
+				s->c.gated_read_seen++;
+			if (!ser_op_changes(op, w->committed) && !seen &&
+			    !(over && real_safe)) {
 				if (w->refusals == 0)
 					w->gate_since = now;
 				if (w->refusals < UINT16_MAX)
@@ -714,6 +724,15 @@ ser_word_pending_done(struct ser *s, uint32_t wi, uint16_t gen, uint64_t wval,
 		w->gate_since = 0;
 		quiesce(s, w);
 	}
+}
+
+/* A READ covering words [wi, wi + n) goes to the server (S2). */
+void
+ser_word_read(struct ser *s, uint32_t wi, uint32_t n)
+{
+	for (uint32_t i = wi; i < wi + n; i++)
+		if (s->words[i].pend_cnt)
+			s->words[i].flags |= WF_READ_SINCE;
 }
 
 void

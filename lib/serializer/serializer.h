@@ -154,6 +154,7 @@ struct ser_counters {
 	uint64_t fold_mismatch;     /* a later answer of that run disagreed: relearned */
 	uint64_t gated_failed;      /* failed because another connection's write is un-ACKed */
 	uint64_t gated_real;        /* gate bound reached: passed as real atomic */
+	uint64_t gated_read_seen;   /* no failure from before the write: a READ may have seen it */
 	uint64_t gated_drop;        /* could neither decide nor pass safely: dropped */
 	uint64_t passed_real_atomic;/* atomics on managed words passed unchanged */
 	uint64_t misaligned_passed; /* atomic with va % 8 != 0 in a region */

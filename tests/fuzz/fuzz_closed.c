@@ -71,8 +71,9 @@
  *  - a client whose QP got a fatal NAK (remote access / operational error:
  *    e.g. remapping's riders told when a lane closes): its QP is in error,
  *    nothing of it is judged (a separate outcome, not a crash);
- *  - a new life's copy of a decided atomic whose old life pipelined another
- *    request on the word before the answer (serializer README, SF_PIPED):
+ *  - with remapping, a new life's copy of a decided atomic whose old life
+ *    pipelined another request on the word before the answer (lanes do
+ *    not probe copies: serializer README, "A new life's copy"):
  *    it may get the old life's answer;
  *  - with remapping, a new life whose requests so far repeat the old
  *    life's exactly at the same PSNs (lib/remap README, out_of_band = on):
@@ -627,10 +628,14 @@ remap_same_recreated(void)
 }
 
 /* The old life pipelined another request on the word of its op k before
- * k's answer (serializer README, SF_PIPED). */
+ * k's answer.  With remapping only: a lane's copies are not probed
+ * (serializer README, "A new life's copy of a decided atomic"); without
+ * it every copy on a word that moved goes to the server. */
 static bool
 piped(const struct life *p, uint32_t k)
 {
+	if (!Z.remap)
+		return false;
 	for (uint32_t j = k + 1; j < p->n; j++)
 		if (p->ops[j].op.va == p->ops[k].op.va &&
 		    (!p->ops[k].answered || p->ops[j].tpost < p->ops[k].tans))

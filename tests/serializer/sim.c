@@ -186,7 +186,9 @@ sim_init_ex(struct sim *s, int ncl, bool with_ser, bool coalesce,
 			/* the model's QPs are set up out of band and a test
 			 * that re-creates one says so (test_conn
 			 * t_faa_new_life_runs): FAAs decided here too */
-			.faa_out_of_band = !s->opts.faa_default };
+			.faa_out_of_band = !s->opts.faa_default,
+			/* as swordd sets it with remapping on (ser_fn.c) */
+			.no_poke = s->opts.lanes != 0 };
 		s->ser = ser_create(&s->prm);
 		if (s->ser == NULL)
 			return -1;
@@ -468,9 +470,14 @@ deliver(struct sim *s, int qi, struct rm_frame *f)
 				remap_emitted(s, remit, n_remit, false);
 			}
 		}
-		if (v != SER_DROP)
+		if (v != SER_DROP) {
 			out_frame(s, Q_S2M, f->buf, f->len, bad_in);
-		else if (ask != NULL) {
+			/* a forwarded request's follower (the duplicate WRITE
+			 * behind a probed copy, ser_req.c replay_probe) */
+			if (ask != NULL)
+				out_frame(s, ask->to_server ? Q_S2M : Q_S2C, ask->buf,
+					  ask->len, false);
+		} else if (ask != NULL) {
 			s->asked_back++;
 			out_frame(s, ask->to_server ? Q_S2M : Q_S2C, ask->buf, ask->len,
 				  false);

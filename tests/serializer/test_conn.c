@@ -921,6 +921,50 @@ START_TEST(t_replay_of_real_atomic_new_life_runs)
 END_TEST
 
 /*
+ * closed fuzzer finding accel-newlife-release-rolled-back, without its
+ * re-creation.  A holds the lock by a grant decided here and releases it
+ * (WRITE 0); the server runs the release, its ACK is still on its way.
+ * B READs the word (0: free) and then CASes 0->2.  The S2 gate used to
+ * answer B "failed, orig 1" from the value before the release: after
+ * B's own READ of 0 that is not a value memory held any more (not
+ * linearizable; B spins on a free lock).  B's READ went to the server
+ * after the release did, so the gate may not answer from before it: B's
+ * CAS goes real (one write pending, it cannot change a word holding 1)
+ * and takes the free lock.
+ */
+START_TEST(t_gate_after_read_of_release)
+{
+	struct sim s;
+
+	init(&s, 2, 0, false, "conn-gate-read-release");
+	learn(&s, 0, lock_va(5));
+	post_read(&s, 1);                         /* pairs B */
+	sim_flow(&s, 1000);
+	post_cas(&s, 0, lock_va(5), 1, 0);        /* A: granted here */
+	sim_flow(&s, 1000);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 1);
+	post_write(&s, 0, lock_va(5), 0);         /* A: release */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert(sim_deliver(&s, Q_S2M, 0));     /* runs; its ACK waits */
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 0);
+	post(&s, 1, &(struct rm_op){ .type = RM_READ, .va = lock_va(5), .len = 8,
+				     .user = MANUAL });
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert(sim_deliver(&s, Q_S2M, 0));
+	ck_assert_uint_eq(s.q[Q_M2S].n, 2);
+	ck_assert(sim_deliver(&s, Q_M2S, 1));     /* B's READ answer: 0 */
+	ck_assert(sim_deliver(&s, Q_S2C, 0));
+	post_cas(&s, 1, lock_va(5), 2, 0);        /* B: the lock is free */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert_uint_ge(C(&s)->gated_read_seen, 1);
+	finish(&s);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 2);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+/*
  * The open safety bug of 2026-11-27 (CI's e2e-sherman-accel-samepsn-
  * reconnect, a lock counter one short).  Client 0 (out of band, no RDMA
  * CM) is granted the lock by a CAS decided here (3186, WRITE 1) and
@@ -970,6 +1014,61 @@ atomic_result(struct sim *s, int i, uint32_t psn)
 	ck_abort_msg("client %d: no answered CAS at %u", i, psn);
 	return 0;
 }
+
+/* The answer client i's current life got at psn (an atomic's orig). */
+static uint64_t
+answer_at(struct sim *s, int i, uint32_t psn)
+{
+	for (int k = 0; k < RM_WIN; k++)
+		if (s->cl[i].ops[k].psn == psn && s->cl[i].ops[k].state == 2)
+			return s->cl[i].ops[k].result;
+	ck_abort_msg("client %d PSN %u not answered", i, psn);
+	return 0;
+}
+
+/*
+ * The closed fuzzer's accel-newlife-stale-answer-58d663, by hand.  Client
+ * 0 pipelines a CAS chain on a lock word (both reach swordd before the
+ * first answer leaves): CAS(0->1), granted here (WRITE 1), and CAS(0->1)
+ * again, failed here (zero-length WRITE, orig 1); later it releases
+ * (WRITE 0) and writes 5 itself.  Its QP is re-created out of band and
+ * the new life repeats the chain at the same PSNs.  Both copies used to
+ * get the old life's answers (a pipelined grant's retransmission seemed
+ * to need them; a failure's copy was never sent): "granted, orig 0" for
+ * a word holding 5.  Every copy on the moved word must run at the
+ * server: both fail with orig 5.
+ */
+START_TEST(t_new_life_repeats_cas_chain)
+{
+	struct sim s;
+
+	init(&s, 2, 0, false, "conn-new-life-cas-chain");
+	learn(&s, 0, lock_va(6));                 /* 3185, 3186 */
+	post_cas(&s, 0, lock_va(6), 1, 0);        /* 3187: granted */
+	post_cas(&s, 0, lock_va(6), 1, 0);        /* 3188: fails, orig 1 */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert(sim_deliver(&s, Q_C2S, 0));     /* before any answer */
+	sim_flow(&s, 1000);
+	ck_assert_uint_eq(answer_at(&s, 0, 3187), 0);
+	ck_assert_uint_eq(answer_at(&s, 0, 3188), 1);
+	post_write(&s, 0, lock_va(6), 0);         /* 3189: release */
+	post_write(&s, 0, lock_va(6), 5);         /* 3190 */
+	sim_flow(&s, 1000);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(6)), 5);
+	sim_reconnect(&s, 0);
+	post_read(&s, 0);                         /* 3185 */
+	post_cas(&s, 0, lock_va(6), 0, 0);        /* 3186 */
+	post_cas(&s, 0, lock_va(6), 1, 0);        /* 3187 */
+	post_cas(&s, 0, lock_va(6), 1, 0);        /* 3188 */
+	finish(&s);
+	ck_assert_uint_eq(answer_at(&s, 0, 3187), 5);
+	ck_assert_uint_eq(answer_at(&s, 0, 3188), 5);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(6)), 5);
+	ck_assert_uint_ge(C(&s)->replay_ran, 1);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
 
 /*
  * Issue #30's audit: a restart with a granted WRITE in flight.  A's CAS
@@ -1557,7 +1656,9 @@ conn_suite(void)
 	tcase_add_test(tc, t_s9_replay_other_content);
 	tcase_add_test(tc, t_replay_of_real_atomic_held_until_answered);
 	tcase_add_test(tc, t_replay_of_real_atomic_new_life_runs);
+	tcase_add_test(tc, t_gate_after_read_of_release);
 	tcase_add_test(tc, t_new_life_cas_after_own_release);
+	tcase_add_test(tc, t_new_life_repeats_cas_chain);
 	tcase_add_loop_test(tc, t_restart_granted_write_in_flight, 0, 2);
 	tcase_add_loop_test(tc, t_faa_new_life_runs, 0, 2);
 	tcase_add_test(tc, t_drain_known_word_passes_real);
