@@ -75,6 +75,9 @@
  *    pipelined another request on the word before the answer (lanes do
  *    not probe copies: serializer README, "A new life's copy"):
  *    it may get the old life's answer;
+ *  - with remapping, any run with an out-of-band re-creation (same QPN):
+ *    [remap] out_of_band = on promises none (lib/remap README); counted
+ *    as out_of_contract;
  *  - with remapping, a new life whose requests so far repeat the old
  *    life's exactly at the same PSNs (lib/remap README, out_of_band = on):
  *    answered as the old life's until one differs;
@@ -153,7 +156,7 @@ static struct {
 
 /* outcomes not judged, for FUZZ_CLOSED_STATS */
 static uint64_t st_judged, st_runs, st_qp_error, st_piped, st_remap_same, st_unquiet, st_overflow,
-	st_msn_ahead, st_i5_inflight, st_owner_i2;
+	st_msn_ahead, st_i5_inflight, st_owner_i2, st_out_of_contract;
 
 /* FUZZ_CLOSED_ALL=1: the open findings' filters off */
 static bool
@@ -617,6 +620,15 @@ remap_same_prefix(int cl, int life, uint32_t k)
 
 /* Some client's new life began with its previous life's first request. */
 static bool
+remap_recreated(void)
+{
+	for (int i = 0; i < Z.ncl; i++)
+		if (Z.life[i] > 0)
+			return true;
+	return false;
+}
+
+static bool
 remap_same_recreated(void)
 {
 	for (int i = 0; Z.remap && i < Z.ncl; i++)
@@ -813,6 +825,16 @@ judge(bool quiet)
 		st_remap_same++;
 		return;
 	}
+	/* With remapping, any re-creation with the same QPN breaks the
+	 * promise [remap] out_of_band = on stands for ("never re-create a
+	 * QP with the QPN of a connection swordd may still know", lib/remap
+	 * README; the default keeps such connections off the lanes): the
+	 * run is out of contract, counted, not judged (FUZZ_CLOSED_ALL=1:
+	 * judged; findings/closed holds what it finds) */
+	if (Z.remap && remap_recreated() && !all_findings()) {
+		st_out_of_contract++;
+		return;
+	}
 	/* a fatal NAK: the client's QP is in error; nothing of it judged */
 	for (int i = 0; i < Z.ncl; i++)
 		for (uint32_t k = 0; k < s->cl[i].errors && k < RM_ERRS; k++)
@@ -931,14 +953,14 @@ stats(void)
 		fprintf(stderr, "fuzz_closed: runs %llu answers judged %llu "
 			"not judged: qp_error %llu piped %llu "
 			"remap_same %llu overflow %llu read_msn_ahead %llu i5_inflight %llu "
-			"owner_i2 %llu; "
+			"owner_i2 %llu out_of_contract %llu; "
 			"not quiescent %llu\n",
 			(unsigned long long)st_runs, (unsigned long long)st_judged,
 			(unsigned long long)st_qp_error,
 			(unsigned long long)st_piped, (unsigned long long)st_remap_same,
 			(unsigned long long)st_overflow, (unsigned long long)st_msn_ahead,
 			(unsigned long long)st_i5_inflight, (unsigned long long)st_owner_i2,
-			(unsigned long long)st_unquiet);
+			(unsigned long long)st_out_of_contract, (unsigned long long)st_unquiet);
 }
 
 int
