@@ -508,6 +508,8 @@ pending_expire(struct ser *s, struct ser_word *w, uint64_t now)
 static void
 pending_take(struct ser_word *w, const struct ser_who *who, uint64_t now, uint64_t nv)
 {
+	const bool changes = nv != w->shadow;
+
 	if (w->flags & WF_FOLDED)
 		w->flags |= WF_FOLD_SEALED;  /* a real op now would run after it */
 	if (w->pend_cnt == 0) {
@@ -525,7 +527,8 @@ pending_take(struct ser_word *w, const struct ser_who *who, uint64_t now, uint64
 		w->pend_dom = SER_MIXED;
 	w->pend_cnt++;
 	w->shadow = nv;
-	changed_by(w, who->owner);
+	if (changes)
+		changed_by(w, who->owner);
 }
 
 /* How many ops a word stays shared after the last sign of contention. */
@@ -652,10 +655,14 @@ ser_word_write(struct ser *s, uint32_t wi, const struct ser_who *who, uint64_t v
 	pending_expire(s, w, now);
 	if (w->state == W_KNOWN && busy_before(w, who) && !(w->flags & WF_DIRTY) &&
 	    now >= w->hold_until && pending_before(w, who)) {
-		if (v != w->shadow) {
-			pending_take(w, who, now, v);
-			*pending = true;
-		}
+		/* also a write of the value the word holds: it changes
+		 * nothing only if it lands before anything else another
+		 * domain decides, so it gates like any other until its ACK
+		 * (closed fuzzer both-blind-writes-grant-over-held: a WRITE 1
+		 * on a word holding 1, dropped by remapping and resent after
+		 * another's WRITE 0, ran last while the shadow said 0) */
+		pending_take(w, who, now, v);
+		*pending = true;
 		s->c.release_seen++;
 		return true;
 	}

@@ -224,6 +224,34 @@ violation(const char *fmt, ...)
 				"%#llx h%u\n", Z.ex[i].cl, Z.ex[i].life, Z.ex[i].psn,
 				Z.ex[i].opc, Z.ex[i].w, (unsigned long long)Z.ex[i].old,
 				(unsigned long long)Z.ex[i].nv, Z.ex[i].h);
+		if (Z.s.ser) {
+			const struct ser_counters *c = ser_counters(Z.s.ser);
+
+			fprintf(stderr, "  ser: granted %llu failed_local %llu real %llu "
+				"release_seen %llu write_unmodelled %llu write_gated_drop "
+				"%llu gated_drop %llu dropped %llu asked_back %llu "
+				"replay_probed %llu replay_ran %llu\n",
+				(unsigned long long)c->granted,
+				(unsigned long long)c->failed_local,
+				(unsigned long long)c->passed_real_atomic,
+				(unsigned long long)c->release_seen,
+				(unsigned long long)c->write_unmodelled,
+				(unsigned long long)c->write_gated_drop,
+				(unsigned long long)c->gated_drop,
+				(unsigned long long)c->dropped,
+				(unsigned long long)c->asked_back,
+				(unsigned long long)c->replay_probed,
+				(unsigned long long)c->replay_ran);
+		}
+		if (Z.s.remap) {
+			const struct remap_counters *rc = remap_counters(Z.s.remap);
+
+			fprintf(stderr, "  remap:");
+#define PRINT_NONZERO(n) if (rc->n) fprintf(stderr, " " #n " %llu", (unsigned long long)rc->n);
+			REMAP_COUNTERS(PRINT_NONZERO)
+#undef PRINT_NONZERO
+			fputc('\n', stderr);
+		}
 	}
 	if (Z.s.pd_in)
 		pcap_dump_flush(Z.s.pd_in);

@@ -965,6 +965,40 @@ START_TEST(t_gate_after_read_of_release)
 END_TEST
 
 /*
+ * The closed fuzzer's both-blind-writes-grant-over-held, without
+ * remapping.  Client 1 WRITEs 1 to a word that holds 1 (modelled: it
+ * changes nothing if it lands now) and the WRITE is lost on its way to
+ * the server; client 0 then WRITEs 0.  Client 1's resent WRITE 1 lands
+ * after client 0's 0: memory 1.  It used to be modelled as no write at
+ * all, so client 0's WRITE was not gated and the shadow said 0 (a later
+ * CAS(0->x) granted over 1).  A write of the value the word holds gates
+ * like any other until its ACK: client 0's WRITE waits, memory and
+ * shadow agree.
+ */
+START_TEST(t_noop_write_overtaken)
+{
+	struct sim s;
+
+	init(&s, 2, 0, false, "conn-noop-write-overtaken");
+	learn(&s, 0, lock_va(7));
+	post_read(&s, 1);                         /* pairs client 1 */
+	sim_flow(&s, 1000);
+	post_cas(&s, 0, lock_va(7), 1, 0);        /* granted here: 1 */
+	sim_flow(&s, 1000);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(7)), 1);
+	post_write(&s, 1, lock_va(7), 1);         /* the value it holds */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert(sim_drop(&s, Q_S2M, 0));        /* lost before the server */
+	post_write(&s, 0, lock_va(7), 0);
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert_uint_ge(C(&s)->write_gated_drop, 1);
+	finish(&s);                               /* checks shadow == memory */
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+/*
  * The open safety bug of 2026-11-27 (CI's e2e-sherman-accel-samepsn-
  * reconnect, a lock counter one short).  Client 0 (out of band, no RDMA
  * CM) is granted the lock by a CAS decided here (3186, WRITE 1) and
@@ -1657,6 +1691,7 @@ conn_suite(void)
 	tcase_add_test(tc, t_replay_of_real_atomic_held_until_answered);
 	tcase_add_test(tc, t_replay_of_real_atomic_new_life_runs);
 	tcase_add_test(tc, t_gate_after_read_of_release);
+	tcase_add_test(tc, t_noop_write_overtaken);
 	tcase_add_test(tc, t_new_life_cas_after_own_release);
 	tcase_add_test(tc, t_new_life_repeats_cas_chain);
 	tcase_add_loop_test(tc, t_restart_granted_write_in_flight, 0, 2);
