@@ -140,6 +140,7 @@ struct ser_stub {
 	uint8_t kind;
 	uint8_t opcode;
 	uint8_t npsn;
+	uint8_t on_lane;   /* decided in a remapping lane's domain */
 	/* a real FAA in a fold (SF_FOLD): the period and its fold_sum with it */
 	uint16_t fold_gen;
 	uint64_t fold_after;

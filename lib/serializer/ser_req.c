@@ -537,7 +537,9 @@ static bool
 probe_copy(const struct ser *s, const struct rc_conn *c, const struct ser_stub *st,
 	   bool moved)
 {
-	if (c->by_cm || (st->flags & SF_PENDING))
+	/* a lane's stub may be sent anew at another lane PSN: a copy
+	 * there runs a second time (remapping answers a lane copy) */
+	if (c->by_cm || (st->flags & SF_PENDING) || st->on_lane)
 		return false;
 	if (st->flags & SF_PROBE)
 		return true;
@@ -757,6 +759,7 @@ fresh_atomic(struct ser *s, struct rc_conn *c, struct ser_conn *sc,
 	st->word = rc->word;
 	st->nwords = 1;
 	st->op = rc->op;
+	st->on_lane = who->dom != who->owner;
 	st->chg_seq = s->words[rc->word].chg_seq;
 	if (dec == SD_PASS_REAL) {
 		st->kind = ST_REAL;
