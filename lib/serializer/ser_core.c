@@ -49,7 +49,9 @@ void
 ser_stub_orphan(struct ser *s, struct ser_stub *st, uint64_t now)
 {
 	/* a pending write keeps gating under its old owner until it
-	 * expires (S7): it may still land */
+	 * expires (S7): it may still land, or never */
+	if (st->flags & SF_PENDING)
+		ser_word_pending_orphan(s, st->word);
 	if (st->flags & SF_BUSY)
 		for (uint32_t i = 0; i < st->nwords; i++)
 			ser_word_orphan_busy(s, st->word + i, now);

@@ -47,6 +47,7 @@ enum ser_word_st { W_UNKNOWN = 0, W_KNOWN = 1 };
 #define WF_FOLDED     0x100 /* known from a fold: busy ops are all before in fold_dom */
 #define WF_FOLD_SEALED 0x200 /* folded, then decided on: no real op joins the fold */
 #define WF_READ_SINCE 0x400 /* READ sent while a modelled write was un-ACKed (ser_word_read) */
+#define WF_PEND_ORPHAN 0x800 /* an un-ACKed modelled write's connection ended: it may never land */
 
 struct ser_word {
 	uint64_t shadow;      /* value once every forwarded modelled write landed */
@@ -337,6 +338,7 @@ void ser_word_pending_done(struct ser *s, uint32_t wi, uint16_t gen,
 			   uint64_t wval, bool executed, uint64_t now);
 void ser_word_mark_dirty(struct ser *s, uint32_t wi);
 void ser_word_read(struct ser *s, uint32_t wi, uint32_t n);
+void ser_word_pending_orphan(struct ser *s, uint32_t wi);
 void ser_word_norewrite(struct ser *s, uint32_t wi);
 /* A replay of an answered real op or unmodelled write (ser_req.c): may
  * it pass (S2), and if so, busy on the word until the server answers it,

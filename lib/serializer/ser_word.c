@@ -50,13 +50,14 @@
  *   as a success.  It gets one of:
  *   - a failure answer with orig = committed, if the op would not change
  *     a word holding committed (memory holds committed until A's write
- *     lands: an honest read, unless a READ of the word went to the server
- *     since the write did: its reader may have seen the write landed,
- *     and committed after that is a value memory no longer held, so
- *     then the real atomic or a drop below), or orig = shadow if the op would not change
- *     a word holding shadow (A's write is already ordered on A's
- *     connection; this is the value every later reader sees).  Failures
- *     change nothing, so they cannot be lost or lose anything;
+ *     lands: an honest read), but not once a READ of the word went to
+ *     the server after A's write did (WF_READ_SINCE: its reader may have
+ *     seen the write land, and committed is then a value memory no
+ *     longer holds); or orig = shadow, if the op would not change a word
+ *     holding shadow (A's write is already ordered on A's connection;
+ *     this is the value every later reader sees), but not once A's
+ *     connection ended (WF_PEND_ORPHAN: the write may never land).
+ *     Failures change nothing, so they cannot be lost or lose anything;
  *   - after the refusal bound, the real atomic, but only when exactly one
  *     write is pending and the op would not change a word holding
  *     committed.  Then if the server runs it before A's write lands it is
@@ -513,7 +514,7 @@ pending_take(struct ser_word *w, const struct ser_who *who, uint64_t now, uint64
 	if (w->flags & WF_FOLDED)
 		w->flags |= WF_FOLD_SEALED;  /* a real op now would run after it */
 	if (w->pend_cnt == 0) {
-		w->flags &= (uint16_t)~WF_READ_SINCE;
+		w->flags &= (uint16_t)~(WF_READ_SINCE | WF_PEND_ORPHAN);
 		w->committed = w->shadow;
 		w->pend_owner = who->owner;
 		w->pend_dom = who->dom;
@@ -600,7 +601,10 @@ ser_word_decide(struct ser *s, uint32_t wi, const struct ser_who *who, const str
 				s->c.gated_failed++;
 				return SD_ZERO;
 			}
-			if (!real_safe && !ser_op_changes(op, w->shadow)) {
+			/* the shadow only once every pending write lands: not
+			 * after one's connection ended (it may never land) */
+			if (!real_safe && !ser_op_changes(op, w->shadow) &&
+			    !(w->flags & WF_PEND_ORPHAN)) {
 				*orig = w->shadow;
 				s->c.gated_failed++;
 				return SD_ZERO;
@@ -731,6 +735,15 @@ ser_word_pending_done(struct ser *s, uint32_t wi, uint16_t gen, uint64_t wval,
 		w->gate_since = 0;
 		quiesce(s, w);
 	}
+}
+
+/* A pending write on wi belongs to a connection that ended (S7): it
+ * keeps gating until its expiry, but may never land. */
+void
+ser_word_pending_orphan(struct ser *s, uint32_t wi)
+{
+	if (s->words[wi].pend_cnt)
+		s->words[wi].flags |= WF_PEND_ORPHAN;
 }
 
 /* A READ covering words [wi, wi + n) goes to the server (S2). */

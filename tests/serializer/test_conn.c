@@ -998,6 +998,55 @@ START_TEST(t_noop_write_overtaken)
 }
 END_TEST
 
+/* The answer client i's current life got at psn (an atomic's orig). */
+static uint64_t
+answer_at(struct sim *s, int i, uint32_t psn)
+{
+	for (int k = 0; k < RM_WIN; k++)
+		if (s->cl[i].ops[k].psn == psn && s->cl[i].ops[k].state == 2)
+			return s->cl[i].ops[k].result;
+	ck_abort_msg("client %d PSN %u not answered", i, psn);
+	return 0;
+}
+
+/*
+ * The closed fuzzer's accel-many-lives-cas-answer-never-held, by hand.
+ * Client 0's CAS(0->1) is granted here and its WRITE 1 is lost on its way
+ * to the server; client 0's QP is then re-created (a new life: the old
+ * QP and its WRITE are gone).  Client 1's CAS(0->2) used to be answered
+ * "failed, orig 1" from the shadow, as if the WRITE would still land:
+ * memory holds 0.  Once the write's connection ended the shadow is no
+ * answer: the CAS waits (asked back) until the write expires, then runs
+ * at the server and takes the lock.
+ */
+START_TEST(t_orphan_pending_no_shadow_answer)
+{
+	struct sim s;
+	uint32_t psn;
+
+	init(&s, 2, 0, false, "conn-orphan-pending");
+	s.prm.pending_expire_tsc = 200000;        /* the wait, short */
+	ck_assert_int_eq(sim_reconfigure(&s), 0);
+	learn(&s, 0, lock_va(8));
+	post_read(&s, 1);                         /* pairs client 1 */
+	sim_flow(&s, 1000);
+	post_cas(&s, 0, lock_va(8), 1, 0);        /* granted here */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert(sim_drop(&s, Q_S2M, 0));        /* its WRITE 1 is lost */
+	sim_reconnect(&s, 0);
+	post(&s, 0, &(struct rm_op){ .type = RM_READ, .va = lock_va(9), .len = 8,
+				     .user = MANUAL });  /* the new life */
+	sim_flow(&s, 1000);
+	psn = s.cl[1].next_psn;
+	post_cas(&s, 1, lock_va(8), 2, 0);
+	finish(&s);
+	ck_assert_uint_eq(answer_at(&s, 1, psn), 0);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(8)), 2);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
 /*
  * The open safety bug of 2026-11-27 (CI's e2e-sherman-accel-samepsn-
  * reconnect, a lock counter one short).  Client 0 (out of band, no RDMA
@@ -1049,16 +1098,6 @@ atomic_result(struct sim *s, int i, uint32_t psn)
 	return 0;
 }
 
-/* The answer client i's current life got at psn (an atomic's orig). */
-static uint64_t
-answer_at(struct sim *s, int i, uint32_t psn)
-{
-	for (int k = 0; k < RM_WIN; k++)
-		if (s->cl[i].ops[k].psn == psn && s->cl[i].ops[k].state == 2)
-			return s->cl[i].ops[k].result;
-	ck_abort_msg("client %d PSN %u not answered", i, psn);
-	return 0;
-}
 
 /*
  * The closed fuzzer's accel-newlife-stale-answer-58d663, by hand.  Client
@@ -1692,6 +1731,7 @@ conn_suite(void)
 	tcase_add_test(tc, t_replay_of_real_atomic_new_life_runs);
 	tcase_add_test(tc, t_gate_after_read_of_release);
 	tcase_add_test(tc, t_noop_write_overtaken);
+	tcase_add_test(tc, t_orphan_pending_no_shadow_answer);
 	tcase_add_test(tc, t_new_life_cas_after_own_release);
 	tcase_add_test(tc, t_new_life_repeats_cas_chain);
 	tcase_add_loop_test(tc, t_restart_granted_write_in_flight, 0, 2);
