@@ -920,6 +920,20 @@ START_TEST(t_replay_of_real_atomic_new_life_runs)
 }
 END_TEST
 
+/* Two clients, both paired; client 0 holds lock word va by a CAS(0->1)
+ * granted here, its WRITE 1 run and ACKed. */
+static void
+zero_holds(struct sim *s, const char *name, uint64_t va)
+{
+	init(s, 2, 0, false, name);
+	learn(s, 0, va);
+	post_read(s, 1);                          /* pairs client 1 */
+	sim_flow(s, 1000);
+	post_cas(s, 0, va, 1, 0);
+	sim_flow(s, 1000);
+	ck_assert_uint_eq(rm_mem_get(&s->srv, va), 1);
+}
+
 /*
  * closed fuzzer finding accel-newlife-release-rolled-back, without its
  * re-creation.  A holds the lock by a grant decided here and releases it
@@ -936,13 +950,7 @@ START_TEST(t_gate_after_read_of_release)
 {
 	struct sim s;
 
-	init(&s, 2, 0, false, "conn-gate-read-release");
-	learn(&s, 0, lock_va(5));
-	post_read(&s, 1);                         /* pairs B */
-	sim_flow(&s, 1000);
-	post_cas(&s, 0, lock_va(5), 1, 0);        /* A: granted here */
-	sim_flow(&s, 1000);
-	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 1);
+	zero_holds(&s, "conn-gate-read-release", lock_va(5));
 	post_write(&s, 0, lock_va(5), 0);         /* A: release */
 	ck_assert(sim_deliver(&s, Q_C2S, 0));
 	ck_assert(sim_deliver(&s, Q_S2M, 0));     /* runs; its ACK waits */
@@ -979,13 +987,7 @@ START_TEST(t_noop_write_overtaken)
 {
 	struct sim s;
 
-	init(&s, 2, 0, false, "conn-noop-write-overtaken");
-	learn(&s, 0, lock_va(7));
-	post_read(&s, 1);                         /* pairs client 1 */
-	sim_flow(&s, 1000);
-	post_cas(&s, 0, lock_va(7), 1, 0);        /* granted here: 1 */
-	sim_flow(&s, 1000);
-	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(7)), 1);
+	zero_holds(&s, "conn-noop-write-overtaken", lock_va(7));
 	post_write(&s, 1, lock_va(7), 1);         /* the value it holds */
 	ck_assert(sim_deliver(&s, Q_C2S, 0));
 	ck_assert(sim_drop(&s, Q_S2M, 0));        /* lost before the server */
