@@ -566,7 +566,11 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 		moved = retired && (s->words[st->word].chg_seq != st->chg_seq ||
 				    !ser_word_settled_for(s, st->word, &own, now));
 
+		/* (a word another's blind write gates keeps the recorded
+		 * answer: dropping the copy until the gate opens cost old
+		 * lives' retransmissions their QPs under load) */
 		if (probe_copy(s, c, st, moved) &&
+		    ser_word_replay_allowed(s, st->word, &st->op) &&
 		    who_fresh(s, c, st->psn, true).dom == c->incarnation)
 			return replay_probe(s, c, sc, st, f, p, now);
 		moved = moved && !(st->flags & SF_ZERO_LEN);
