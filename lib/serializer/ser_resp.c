@@ -308,6 +308,10 @@ own_atomic_ack(struct ser *s, struct ser_stub *sp, const uint8_t *f,
 		 * and the word is learned again */
 		s->c.replay_ran++;
 		sp->flags &= (uint16_t)~SF_PROBE;
+		/* its answer from now on (the duplicate WRITE's ACK naming
+		 * this PSN, a retransmission): the server's, not the old
+		 * life's (I6) */
+		sp->orig = orig;
 		ser_word_mark_dirty(s, sp->word);
 	} else if (sp->kind == ST_REWRITTEN) {
 		/* the server ran an atomic we replaced: our model of this
