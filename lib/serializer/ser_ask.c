@@ -99,24 +99,37 @@ ask_build_mirrored(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	ask_build(s, sc, tmpl, &tp);
 }
 
+/* A zero-length WRITE from the client to its server QP at psn, to go out
+ * after the current frame: false if it could not be built (counted).
+ * Ahead of the server's PSN it is NAKed (the ask poke below); behind it
+ * it is ACKed again at the server's newest PSN, never executed (the
+ * probe of a replayed copy, ser_req.c). */
+bool
+ser_after_zero_write(struct ser *s, const struct rc_conn *c, const uint8_t *f,
+		     const struct roce_pkt *p, uint32_t psn)
+{
+	struct roce_pkt op;
+	int n = roce_build_zero_write(s->after.buf, SER_EMIT_BUF, f,
+				      p->bth_off + ROCE_BTH_LEN, p->l3_off, p->l4_off,
+				      c->srv_qpn, psn, &op);
+
+	if (n < 0) {
+		s->c.ask_failed++;
+		return false;
+	}
+	s->after.len = (uint32_t)n;
+	s->after.to_server = true;
+	s->n_after = 1;
+	return true;
+}
+
 /* The zero-length WRITE, from the client, that the server will NAK. */
 static void
 ask_poke(struct ser *s, const struct rc_conn *c, const uint8_t *f,
 	 const struct roce_pkt *p)
 {
-	struct roce_pkt op;
-	int n = roce_build_zero_write(s->after.buf, SER_EMIT_BUF, f,
-				      p->bth_off + ROCE_BTH_LEN, p->l3_off, p->l4_off,
-				      c->srv_qpn, roce_psn_add(p->psn, 1u << 22), &op);
-
-	if (n < 0) {
-		s->c.ask_failed++;
-		return;
-	}
-	s->after.len = (uint32_t)n;
-	s->after.to_server = true;
-	s->n_after = 1;
-	s->c.poked++;
+	if (ser_after_zero_write(s, c, f, p, roce_psn_add(p->psn, 1u << 22)))
+		s->c.poked++;
 }
 
 void

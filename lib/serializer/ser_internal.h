@@ -263,6 +263,8 @@ ser_stub_at(struct ser *s, struct ser_conn *sc, uint32_t psn)
 /* ser_ask.c */
 /* Request f of c was dropped: ask its client to resend it (now, into
  * s->after, if every earlier PSN is answered; else once they are). */
+bool ser_after_zero_write(struct ser *s, const struct rc_conn *c, const uint8_t *f,
+			  const struct roce_pkt *p, uint32_t psn);
 void ser_ask_arm(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 		 const uint8_t *f, const struct roce_pkt *p);
 /* Response f of c leaves for the client: note its MSN, and ask now if the

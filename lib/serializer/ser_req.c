@@ -494,9 +494,6 @@ replay_probe(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	     struct ser_stub *st, const uint8_t *f, const struct roce_pkt *p,
 	     uint64_t now)
 {
-	struct roce_pkt zp;
-	int n;
-
 	/* held undecided by time, as an untracked op (S7): a copy its old
 	 * QP drops, whose covering ACK is lost, would otherwise hold the
 	 * word for good once its client is idle */
@@ -513,17 +510,8 @@ replay_probe(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	 * WRITE is ACKed again, never executed, C9-105).  The old QP's ACK
 	 * covers this PSN (the walk answers it as recorded); the new QP's
 	 * covers only what it ran, and it answers this atomic itself. */
-	n = roce_build_zero_write(s->after.buf, SER_EMIT_BUF, f,
-				  p->bth_off + ROCE_BTH_LEN, p->l3_off, p->l4_off,
-				  c->srv_qpn, roce_psn_add(st->psn, ROCE_PSN_MASK + 1 - (1u << 22)),
-				  &zp);
-	if (n < 0) {
-		s->c.ask_failed++;
-		return SER_FORWARD;
-	}
-	s->after.len = (uint32_t)n;
-	s->after.to_server = true;
-	s->n_after = 1;
+	ser_after_zero_write(s, c, f, p,
+			     roce_psn_add(st->psn, ROCE_PSN_MASK + 1 - (1u << 22)));
 	return SER_FORWARD;
 }
 
