@@ -54,7 +54,8 @@
  *  O2 linearizability of every word: an atomic's answer is a value the
  *     word held at or after the atomic was posted; a new life answered
  *     with the previous life's execution only while the word still holds
- *     that execution's result when the new life posts it (else: two
+ *     that execution's result when the new life posts it (that life may
+ *     also have been cut before its answer: one life is told; else: two
  *     holders, the bug of serializer README "A new life's copy of a
  *     decided atomic after its own release").
  *  O3 a client accepts responses of its own life only (O1 catches an ACK
@@ -81,6 +82,9 @@
  *  - with remapping, a new life whose requests so far repeat the old
  *    life's exactly at the same PSNs (lib/remap README, out_of_band = on):
  *    answered as the old life's until one differs;
+ *  - a failure answered with the value of a grant swordd decided for a
+ *    life that then ended unseen, its WRITE lost with its QP (serializer
+ *    README, "A grant whose QP dies unseen"): counted as dead_grant;
  *  - after a restart, only safety: a failed atomic's answer need not be
  *    a value memory ever held (a grant whose WRITE was lost with the old
  *    instance), and no I5; lost answers are liveness (sim_run gives up).
@@ -156,7 +160,7 @@ static struct {
 
 /* outcomes not judged, for FUZZ_CLOSED_STATS */
 static uint64_t st_judged, st_runs, st_qp_error, st_piped, st_remap_same, st_unquiet, st_overflow,
-	st_msn_ahead, st_i5_inflight, st_owner_i2, st_out_of_contract;
+	st_msn_ahead, st_i5_inflight, st_owner_i2, st_out_of_contract, st_dead_grant;
 
 /* FUZZ_CLOSED_ALL=1: the open findings' filters off */
 static bool
@@ -692,6 +696,44 @@ in_history(int w, uint64_t v, uint32_t from, uint32_t to)
 	return false;
 }
 
+/* Documented limit (lib/serializer README, "A grant whose QP dies
+ * unseen"): could f's answer be the value a grant swordd decided for a
+ * life that then ended unseen wrote in the shadow?  Such a life posted an
+ * atomic on f's word before f was answered, never got its answer, and no
+ * execution at its PSN ever wrote that value: its WRITE died with its QP
+ * while other connections were answered from the shadow it made. */
+static bool
+dead_grant(int w, const struct fop *f)
+{
+	for (int c = 0; c < Z.ncl; c++)
+		for (int l = 0; l < Z.life[c]; l++)
+			for (uint32_t k = 0; k < Z.lives[c][l].n; k++) {
+				const struct fop *q = &Z.lives[c][l].ops[k];
+				const struct ex *qe = exec_at(c, l, q->psn);
+
+				if (q->answered || word_of(q->op.va) != w ||
+				    q->tpost > f->tans || (qe && qe->nv == f->result))
+					continue;
+				if ((q->op.type == RM_CAS && q->op.a[0] == f->result) ||
+				    (q->op.type == RM_MCAS &&
+				     (f->result & q->op.a[2]) == (q->op.a[0] & q->op.a[2])))
+					return true;
+			}
+	return false;
+}
+
+/* Did execution e give op f's answer (e ran f's op on the value f was
+ * told, and wrote what f's op writes on it)? */
+static bool
+gave(const struct fop *f, const struct ex *e)
+{
+	uint64_t nv;
+
+	atomic_success(&f->op, f->result, &nv);
+	return f->op.type != RM_READ && f->op.type != RM_WRITE &&
+	       e->old == f->result && e->nv == nv;
+}
+
 static const char *
 tname(uint8_t t)
 {
@@ -708,7 +750,7 @@ judge_op(int cl, int life, uint32_t k)
 	const struct fop *pf = prev && k < prev->n ? &prev->ops[k] : NULL;
 	int w = word_of(f->op.va);
 	const struct ex *e = exec_at(cl, life, f->psn), *pe = NULL;
-	uint64_t nv, v;
+	uint64_t nv, v, pres = 0;  /* pres: pf's answer (or f's, pf cut before its own) */
 	bool ok;
 
 	/* the op of the latest earlier life identical at this PSN that was
@@ -718,16 +760,30 @@ judge_op(int cl, int life, uint32_t k)
 	pf = NULL;
 	for (int j = life - 1; j >= 0; j--) {
 		const struct fop *q = k < Z.lives[cl][j].n ? &Z.lives[cl][j].ops[k] : NULL;
+		const struct ex *qe;
 
 		if (q == NULL || !same_op(q, f))
 			break;
-		if (!q->answered)
+		qe = exec_at(cl, j, f->psn);
+		if (!q->answered) {
+			/* a life cut before its answer: its execution, if that
+			 * is what f was told, is the one f is answered with (the
+			 * answer then reached one life only) */
+			if (pf == NULL && qe && explains(q, qe) && gave(f, qe)) {
+				prev = &Z.lives[cl][j];
+				pf = q;
+				pe = qe;
+				pres = f->result;
+				break;
+			}
 			continue;
-		if (pf != NULL && q->result != pf->result)
+		}
+		if (pf != NULL && q->result != pres)
 			break;
 		prev = &Z.lives[cl][j];
 		pf = q;
-		pe = exec_at(cl, j, f->psn);
+		pres = q->result;
+		pe = qe;
 		if (pe && explains(pf, pe))
 			break;
 	}
@@ -758,8 +814,7 @@ judge_op(int cl, int life, uint32_t k)
 	ok = atomic_success(&f->op, f->result, &nv);
 	/* a new life answered with its previous life's execution (the replay
 	 * of an identical request): only while memory still shows it */
-	if ((e == NULL || !explains(f, e)) && pe && explains(f, pe) && pf->answered &&
-	    pf->result == f->result) {
+	if ((e == NULL || !explains(f, e)) && pe && explains(f, pe) && pres == f->result) {
 		if (ok && nv != f->result && (pe->h != f->hpost || pe->old != f->result)) {
 			if (piped(prev, k)) {
 				st_piped++;
@@ -777,7 +832,7 @@ judge_op(int cl, int life, uint32_t k)
 	 * (the replay of an identical request): a failure saw a value the
 	 * word held from that life's post on; a success needs that life's
 	 * execution (above) unless the old life pipelined on the word */
-	if ((e == NULL || !explains(f, e)) && pf && pf->answered && pf->result == f->result) {
+	if ((e == NULL || !explains(f, e)) && pf && pres == f->result) {
 		if (ok && nv != f->result) {
 			if (piped(prev, k)) {
 				st_piped++;
@@ -802,7 +857,7 @@ judge_op(int cl, int life, uint32_t k)
 	 * earlier life's execution wrote, on a word nobody changed since: it
 	 * leaves memory as the server would, answered as that life was
 	 * (serializer README, "A replayed CAS or masked CAS") */
-	if (e && explains(f, e) && pe && explains(pf, pe) && pf->result == f->result &&
+	if (e && explains(f, e) && pe && explains(pf, pe) && pres == f->result &&
 	    e->opc == ROCE_RC_WRITE_ONLY && e->nv == pe->nv && e->old == pe->nv &&
 	    e->h == pe->h + 1)
 		return;
@@ -824,11 +879,16 @@ judge_op(int cl, int life, uint32_t k)
 	}
 	/* O2: a failure (or a no-change success) saw a value the word held
 	 * from the post on; after a restart a lost grant may explain it */
-	if (!Z.restarted && !in_history(w, f->result, f->hpost, Z.hlen[w]))
+	if (!Z.restarted && !in_history(w, f->result, f->hpost, Z.hlen[w])) {
+		if (dead_grant(w, f) && !all_findings()) {
+			st_dead_grant++;
+			return;
+		}
 		violation("O2: client %d life %d PSN %u %s word %d answered %#llx, "
 			  "memory never held it from the post (h%u) on", cl, life,
 			  f->psn, tname(f->op.type), w, (unsigned long long)f->result,
 			  f->hpost);
+	}
 }
 
 static void
@@ -981,14 +1041,15 @@ stats(void)
 		fprintf(stderr, "fuzz_closed: runs %llu answers judged %llu "
 			"not judged: qp_error %llu piped %llu "
 			"remap_same %llu overflow %llu read_msn_ahead %llu i5_inflight %llu "
-			"owner_i2 %llu out_of_contract %llu; "
+			"owner_i2 %llu out_of_contract %llu dead_grant %llu; "
 			"not quiescent %llu\n",
 			(unsigned long long)st_runs, (unsigned long long)st_judged,
 			(unsigned long long)st_qp_error,
 			(unsigned long long)st_piped, (unsigned long long)st_remap_same,
 			(unsigned long long)st_overflow, (unsigned long long)st_msn_ahead,
 			(unsigned long long)st_i5_inflight, (unsigned long long)st_owner_i2,
-			(unsigned long long)st_out_of_contract, (unsigned long long)st_unquiet);
+			(unsigned long long)st_out_of_contract, (unsigned long long)st_dead_grant,
+			(unsigned long long)st_unquiet);
 }
 
 int
