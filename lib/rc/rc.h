@@ -196,6 +196,18 @@ struct rc_conn *rc_pair_evidence(struct rc_table *t, uint32_t srv_ip,
 				 uint64_t now, rc_owns_fn may_own, void *ctx,
 				 bool *ambiguous);
 
+/*
+ * The one unpaired connection between cl_ip and srv_ip for which
+ * pick(ctx, c) holds, or NULL, also when another unpaired connection
+ * between the hosts could have sent psn (its window, as in
+ * rc_pair_evidence): a response no connection is known for is given to
+ * none while it may be another's.  A scan of the table: for the rare
+ * response that finds no connection, never for one that does.
+ */
+typedef bool (*rc_pick_fn)(void *ctx, const struct rc_conn *c);
+struct rc_conn *rc_unpaired_only(struct rc_table *t, uint32_t srv_ip, uint32_t cl_ip,
+				 uint32_t psn, rc_pick_fn pick, void *ctx);
+
 /* The first member of every rc_table (C11 6.7.2.1: a pointer to a
  * structure, converted, points to its first member), so the accessors
  * below inline: functions call them several times per frame, and as calls

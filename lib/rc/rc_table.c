@@ -420,6 +420,30 @@ rc_close(struct rc_table *t, struct rc_conn *c, uint64_t now)
 /* pairing by evidence */
 
 struct rc_conn *
+rc_unpaired_only(struct rc_table *t, uint32_t srv_ip, uint32_t cl_ip, uint32_t psn,
+		 rc_pick_fn pick, void *ctx)
+{
+	struct rc_conn *found = NULL;
+
+	for (uint32_t i = 0; i < t->prm.max_conns; i++) {
+		struct rc_conn *c = &t->head.conns[i];
+
+		if (c->incarnation == 0 || c->paired || c->srv_ip != srv_ip ||
+		    c->cl_ip != cl_ip)
+			continue;
+		if (pick(ctx, c)) {
+			if (found != NULL)
+				return NULL;
+			found = c;
+		} else if (roce_psn_diff(psn, c->next_psn) < 0 &&
+			   roce_psn_diff(psn, c->first_psn) >= -(int32_t)t->prm.history) {
+			return NULL;  /* psn may be this one's */
+		}
+	}
+	return found;
+}
+
+struct rc_conn *
 rc_pair_evidence(struct rc_table *t, uint32_t srv_ip, uint32_t cl_ip,
 		 uint32_t cl_qpn, uint32_t psn, uint64_t now, rc_owns_fn may_own,
 		 void *ctx, bool *ambiguous)

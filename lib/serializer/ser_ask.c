@@ -125,11 +125,76 @@ ser_after_zero_write(struct ser *s, const struct rc_conn *c, const uint8_t *f,
 
 /* The zero-length WRITE, from the client, that the server will NAK. */
 static void
-ask_poke(struct ser *s, const struct rc_conn *c, const uint8_t *f,
+ask_poke(struct ser *s, const struct rc_conn *c, struct ser_conn *sc, const uint8_t *f,
 	 const struct roce_pkt *p)
 {
-	if (ser_after_zero_write(s, c, f, p, roce_psn_add(p->psn, 1u << 22)))
+	if (ser_after_zero_write(s, c, f, p, roce_psn_add(p->psn, 1u << 22))) {
+		sc->poked = 1;
+		sc->poke_psn = p->psn;
 		s->c.poked++;
+	}
+}
+
+struct poke_nak {
+	const struct ser *s;
+	uint32_t psn;
+};
+
+/*
+ * Is a sequence-error NAK at psn the answer to c's ask poke after the
+ * client resent everything?  The client sent the poked PSN and everything
+ * before its next in-order one; a server expects a PSN only once it got
+ * the one before, so a real NAK names one of those (or one the client
+ * sent beyond a gap and swordd dropped: then the poked one, at most).
+ */
+bool
+ser_poke_nak_is_beyond(const struct rc_conn *c, const struct ser_conn *sc, uint32_t psn)
+{
+	return sc->poked && roce_psn_diff(psn, sc->poke_psn) > 0 &&
+	       roce_psn_diff(psn, c->next_psn) >= 0;
+}
+
+/* The one candidate for a NAK no connection is known for. */
+static bool
+poked_at_next(void *ctx, const struct rc_conn *c)
+{
+	const struct poke_nak *k = ctx;
+	const struct ser_conn *sc = &k->s->conns[rc_index(k->s->rc, c)];
+
+	return sc->inc == c->incarnation && ser_poke_nak_is_beyond(c, sc, k->psn);
+}
+
+/*
+ * A sequence-error NAK no connection is known for (its client QPN is
+ * not paired yet): the answer to an ask poke that came after the client
+ * had resent everything on its own?  The server then expects the
+ * client's next PSN, one the client never sent, and a NAK there would
+ * acknowledge the atomics and READs still waiting for their answers
+ * (the requester retries, at the cost of its retry budget; closed
+ * fuzzer accel-poke-nak-beyond).  A real sequence error names a PSN the
+ * client sent (the server expects one it has not got, before one it
+ * has), so a NAK at a poked connection's next PSN is the poke's, as long
+ * as no other unpaired connection of the hosts could have sent that PSN.
+ */
+bool
+ser_poke_nak_beyond(struct ser *s, const uint8_t *f, const struct roce_pkt *p)
+{
+	struct poke_nak k = { .s = s, .psn = p->psn };
+	uint8_t syn;
+	struct rc_conn *c;
+
+	if (!roce_has(p->oi, ROCE_HDR_AETH))
+		return false;
+	syn = roce_get_syndrome(f, p);
+	if (roce_syndrome_kind(syn) != ROCE_AETH_NAK ||
+	    roce_syndrome_value(syn) != ROCE_NAK_PSN_SEQ_ERR)
+		return false;
+	c = rc_unpaired_only(s->rc, p->src_ip4, p->dst_ip4, p->psn, poked_at_next, &k);
+	if (c == NULL)
+		return false;
+	s->conns[rc_index(s->rc, c)].poked = 0;
+	s->c.nak_beyond_dropped++;
+	return true;
 }
 
 void
@@ -143,7 +208,7 @@ ser_ask_arm(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	 * waits for) */
 	if (!c->paired) {
 		if (!s->prm.no_poke)
-			ask_poke(s, c, f, p);
+			ask_poke(s, c, sc, f, p);
 		return;
 	}
 	if (sc->untracked || roce_psn_diff(psn, c->una) < 0)

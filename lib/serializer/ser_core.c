@@ -109,7 +109,11 @@ conn_end(void *ctx, struct rc_conn *c, enum rc_end_why why, uint64_t now)
 	struct ser *s = ctx;
 	struct ser_conn *sc = &s->conns[rc_index(s->rc, c)];
 
-	(void)why;    /* every end gives its stubs' holds back alike */
+	/* every end gives its stubs' holds back alike; only a new life of
+	 * the same QPs may still get the server's ACK to a probe's
+	 * duplicate WRITE (ser_conn_state) */
+	if (why != RC_END_NEW_LIFE)
+		sc->dup_ack_due = 0;
 	if (sc->inc != c->incarnation)
 		return;  /* never seen by the serializer */
 	for (uint32_t i = 0; i < s->prm.ring_size; i++)
@@ -124,10 +128,18 @@ ser_conn_state(struct ser *s, const struct rc_conn *c)
 {
 	uint32_t i = rc_index(s->rc, c);
 	struct ser_conn *sc = &s->conns[i];
+	uint32_t dup_ack_psn;
+	uint8_t dup_ack_due;
 
 	if (sc->inc == c->incarnation)
 		return sc;
+	/* the previous life's probe ACK may still come (ser_resp.c); an
+	 * end other than a new life cleared it (conn_end) */
+	dup_ack_due = sc->dup_ack_due;
+	dup_ack_psn = sc->dup_ack_psn;
 	memset(sc, 0, sizeof(*sc));
+	sc->dup_ack_due = dup_ack_due;
+	sc->dup_ack_psn = dup_ack_psn;
 	sc->inc = c->incarnation;
 	sc->walk_from = c->una;
 	sc->open_word = SER_NO_WORD;

@@ -51,7 +51,7 @@ struct ser_fn {
 	X(cm_seen) X(cm_paired) X(pair_ambiguous) X(resp_out_of_window)       \
 	X(write_gated_drop) X(replay_zeroed) X(replay_redecided) X(replay_probed) \
 	X(replay_ran) X(start_quiet_drop) \
-	X(asked_back) X(poked) X(ask_failed)
+	X(asked_back) X(poked) X(nak_beyond_dropped) X(ask_failed)
 
 #define NAME(f) "atomic_" #f,
 static const char *const ser_fn_counter_names[] = {

@@ -173,6 +173,14 @@ struct ser_conn {
 	uint8_t cl_msn_set;
 	uint8_t ask;          /* an ask is due once una reaches ask_psn */
 	uint8_t ask_n;        /* asks at ask_psn so far (the timer grows) */
+	uint8_t poked;        /* unpaired: asked through its server, whose
+	                       * NAK may come after the client resent all */
+	uint32_t poke_psn;    /* ... the PSN it was asked from */
+	/* replay_probe's duplicate WRITE: a new QP that ran the probed
+	 * atomic ACKs it at that atomic's PSN, maybe after the client's next
+	 * request began a new life here (kept across lives, ser_conn_state) */
+	uint32_t dup_ack_psn;
+	uint8_t dup_ack_due;
 	uint8_t last_dec_set;
 	/* the newest decided atomic (ser_req.c note_piped, remapping on) */
 	uint32_t last_dec_psn;
@@ -265,6 +273,8 @@ ser_stub_at(struct ser *s, struct ser_conn *sc, uint32_t psn)
  * s->after, if every earlier PSN is answered; else once they are). */
 bool ser_after_zero_write(struct ser *s, const struct rc_conn *c, const uint8_t *f,
 			  const struct roce_pkt *p, uint32_t psn);
+bool ser_poke_nak_beyond(struct ser *s, const uint8_t *f, const struct roce_pkt *p);
+bool ser_poke_nak_is_beyond(const struct rc_conn *c, const struct ser_conn *sc, uint32_t psn);
 void ser_ask_arm(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 		 const uint8_t *f, const struct roce_pkt *p);
 /* Response f of c leaves for the client: note its MSN, and ask now if the
@@ -346,6 +356,9 @@ void ser_word_norewrite(struct ser *s, uint32_t wi);
  * it pass (S2), and if so, busy on the word until the server answers it,
  * the word then relearned (it may have run as a new life's request). */
 bool ser_word_replay_allowed(const struct ser *s, uint32_t wi, const struct ser_op *op);
+/* Give up the word's pending writes if they are older than
+ * pending_expire (a gate that waits on them must not wait for good). */
+void ser_word_expire_pending(struct ser *s, uint32_t wi, uint64_t now);
 void ser_word_replay_take(struct ser *s, uint32_t wi);
 /* An op on the word that no stub can track (connection table full): true
  * if it may pass; the word is then not decided on for orphan_tsc. */

@@ -402,7 +402,9 @@ static bool
 replay_is_stale(const struct ser *s, const struct rc_conn *c,
 		   const struct ser_stub *st)
 {
-	if (st->kind != ST_REWRITTEN || (st->flags & SF_ZERO_LEN) ||
+	/* (with the RDMA CM a new life is a new connection: a copy is
+	 * always a retransmission of this one) */
+	if (st->kind != ST_REWRITTEN || (st->flags & SF_ZERO_LEN) || c->by_cm ||
 	    roce_psn_diff(st->psn, c->una) >= 0)
 		return false;
 	if (st->op.kind != SER_OP_CAS && st->psn != c->initial_psn)
@@ -510,8 +512,11 @@ replay_probe(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	 * WRITE is ACKed again, never executed, C9-105).  The old QP's ACK
 	 * covers this PSN (the walk answers it as recorded); the new QP's
 	 * covers only what it ran, and it answers this atomic itself. */
-	ser_after_zero_write(s, c, f, p,
-			     roce_psn_add(st->psn, ROCE_PSN_MASK + 1 - (1u << 22)));
+	if (ser_after_zero_write(s, c, f, p,
+				 roce_psn_add(st->psn, ROCE_PSN_MASK + 1 - (1u << 22)))) {
+		sc->dup_ack_due = 1;
+		sc->dup_ack_psn = st->psn;
+	}
 	return SER_FORWARD;
 }
 
@@ -547,19 +552,37 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 
 	switch (st->kind) {
 	case ST_REWRITTEN: {
-		bool moved;
+		bool moved, probe, gate_open;
 
-		if (replay_is_stale(s, c, st))
-			return replay_redecide(s, c, sc, st, f, len, cap, p, now);
 		moved = retired && (s->words[st->word].chg_seq != st->chg_seq ||
 				    !ser_word_settled_for(s, st->word, &own, now));
-
-		/* (a word another's blind write gates keeps the recorded
-		 * answer: dropping the copy until the gate opens cost old
-		 * lives' retransmissions their QPs under load) */
-		if (probe_copy(s, c, st, moved) &&
-		    ser_word_replay_allowed(s, st->word, &st->op) &&
-		    who_fresh(s, c, st->psn, true).dom == c->incarnation)
+		probe = probe_copy(s, c, st, moved) &&
+			who_fresh(s, c, st->psn, true).dom == c->incarnation;
+		if (probe)
+			ser_word_expire_pending(s, st->word, now);
+		gate_open = ser_word_replay_allowed(s, st->word, &st->op);
+		if (probe && !s->prm.no_poke) {
+			/* The server tells a stale copy's life from a new one,
+			 * so neither S8's guess (nobody changes a word its
+			 * holder has not released: closed fuzzer
+			 * accel-cas-taken-answer-lost, a grant's retransmission
+			 * told "failed" after another CAS took the word) nor
+			 * the recorded answer (a new life told it holds what
+			 * it released: accel-mcas-newlife-gated) is needed.
+			 * Asked only once another's write on the word is ACKed
+			 * (S2: the atomic could run before that write lands);
+			 * until then the copy is dropped and the client's
+			 * next one asks. */
+			if (gate_open)
+				return replay_probe(s, c, sc, st, f, p, now);
+			s->c.gated_drop++;
+			return drop(s);
+		}
+		if (replay_is_stale(s, c, st))
+			return replay_redecide(s, c, sc, st, f, len, cap, p, now);
+		/* (with remapping: a word another's blind write gates keeps
+		 * the recorded answer) */
+		if (probe && gate_open)
 			return replay_probe(s, c, sc, st, f, p, now);
 		moved = moved && !(st->flags & SF_ZERO_LEN);
 		if (moved)

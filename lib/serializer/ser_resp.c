@@ -393,6 +393,57 @@ resp_own_psn(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	return SER_FORWARD;
 }
 
+/*
+ * The ACK of replay_probe's duplicate WRITE from a new QP, which ran the
+ * probed atomic and answered it with its ATOMIC ACK: it names that
+ * atomic's PSN.  When the client's next request has begun a new life
+ * here since, no stub is left to make it the answer again, and a plain
+ * ACK at an atomic's PSN is no answer a client should see (I3; a
+ * requester drops it as a duplicate, but it says the server took an
+ * atomic for a write).  Dropped.
+ */
+static bool
+probe_dup_ack(struct ser_conn *sc, const struct roce_pkt *p, const struct resp *r)
+{
+	if (!sc->dup_ack_due || p->opcode != ROCE_RC_ACKNOWLEDGE ||
+	    r->kind != ROCE_AETH_ACK || r->P != sc->dup_ack_psn)
+		return false;
+	sc->dup_ack_due = 0;
+	return true;
+}
+
+struct dup_ack_key {
+	struct ser *s;
+	const struct roce_pkt *p;
+};
+
+static bool
+probed_here(void *ctx, const struct rc_conn *c)
+{
+	const struct dup_ack_key *k = ctx;
+	const struct ser_conn *sc = &k->s->conns[rc_index(k->s->rc, c)];
+
+	return sc->inc == c->incarnation && sc->dup_ack_due && sc->dup_ack_psn == k->p->psn;
+}
+
+/* probe_dup_ack, the new life not paired yet (no connection found) */
+static bool
+probe_dup_ack_unpaired(struct ser *s, const uint8_t *f, const struct roce_pkt *p)
+{
+	struct dup_ack_key k = { .s = s, .p = p };
+	struct rc_conn *c;
+
+	if (p->opcode != ROCE_RC_ACKNOWLEDGE ||
+	    roce_syndrome_kind(roce_get_syndrome(f, p)) != ROCE_AETH_ACK)
+		return false;
+	c = rc_unpaired_only(s->rc, p->src_ip4, p->dst_ip4, p->psn, probed_here, &k);
+	if (c == NULL)
+		return false;
+	s->conns[rc_index(s->rc, c)].dup_ack_due = 0;
+	s->c.dup_ack_dropped++;
+	return true;
+}
+
 enum ser_verdict
 ser_on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 		struct roce_pkt *p, uint64_t now, struct ser_emit *emit,
@@ -420,6 +471,8 @@ ser_on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	}
 	c = resp_connect(s, f, p, now);
 	if (c == NULL) {
+		if (ser_poke_nak_beyond(s, f, p) || probe_dup_ack_unpaired(s, f, p))
+			return SER_DROP;
 		s->c.unknown_qp++;
 		return SER_FORWARD;
 	}
@@ -427,6 +480,18 @@ ser_on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	resp_decode(s, sc, f, p, &r);
 	if (!resp_in_window(s, c, sc, p, &r))
 		return SER_FORWARD;
+	if (r.sp == NULL && probe_dup_ack(sc, p, &r)) {
+		/* a new life began here since the probe that the server ran */
+		s->c.dup_ack_dropped++;
+		return SER_DROP;
+	}
+	if (r.kind == ROCE_AETH_NAK && roce_syndrome_value(r.syn) == ROCE_NAK_PSN_SEQ_ERR &&
+	    ser_poke_nak_is_beyond(c, sc, r.P)) {
+		/* the connection paired since it was poked (ser_ask.c) */
+		sc->poked = 0;
+		s->c.nak_beyond_dropped++;
+		return SER_DROP;
+	}
 	r.fresh = roce_psn_diff(r.P, c->una) >= 0;
 	resp_learn_msn(sc, c, p, &r);
 	v = resp_walk(s, c, sc, f, p, &r, now, emit, emit_cap, n_emit);

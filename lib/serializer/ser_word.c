@@ -793,6 +793,12 @@ may_pass_unowned(const struct ser_word *w, const struct ser_op *op)
 				!ser_op_changes(op, w->committed));
 }
 
+void
+ser_word_expire_pending(struct ser *s, uint32_t wi, uint64_t now)
+{
+	pending_expire(s, &s->words[wi], now);
+}
+
 bool
 ser_word_replay_allowed(const struct ser *s, uint32_t wi, const struct ser_op *op)
 {

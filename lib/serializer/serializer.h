@@ -201,6 +201,8 @@ struct ser_counters {
 	uint64_t start_quiet_drop;  /* op on a lock word dropped (asked back) in the start quiet */
 	uint64_t asked_back;        /* RNR NAKs asking a client to resend a dropped request */
 	uint64_t poked;             /* the same for an unpaired client, through its server */
+	uint64_t nak_beyond_dropped; /* a poked client's sequence-error NAK past every
+	                             * PSN it sent (it had resent all): dropped */
 	uint64_t ask_failed;        /* such a NAK could not be built */
 };
 

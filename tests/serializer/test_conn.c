@@ -494,6 +494,128 @@ START_TEST(t_gated_drop_asks_back)
 }
 END_TEST
 
+/* The server's answers on to the clients (nothing new to the server). */
+static void
+deliver_answers(struct sim *s)
+{
+	while (s->q[Q_M2S].n || s->q[Q_S2C].n) {
+		if (s->q[Q_M2S].n)
+			sim_deliver(s, Q_M2S, 0);
+		if (s->q[Q_S2C].n)
+			sim_deliver(s, Q_S2C, 0);
+	}
+}
+
+START_TEST(t_poke_nak_after_resend)
+{
+	/* Issue #29, closed fuzzer accel-poke-nak-beyond.  B is not paired
+	 * (its first request, no RDMA CM) when its CAS meets A's un-ACKed
+	 * writes: dropped, and asked back through its server (the poke: a
+	 * zero-length WRITE 2^22 ahead).  The poke is slow; B's own timer
+	 * resends the CAS first, which now runs, is answered and pairs B.
+	 * Then the poke reaches the server, which NAKs a sequence error at
+	 * the PSN it expects: B's next, one B never sent.  That NAK would
+	 * tell B to go back to a PSN beyond its requests (a requester takes
+	 * it as a lost answer and retries); swordd drops it. */
+	struct sim s;
+	uint32_t poke;
+
+	init(&s, 2, 0, false, "conn-poke-nak-after-resend");
+	learn(&s, 0, lock_va(3));
+	post_cas(&s, 0, lock_va(3), 1, 0);         /* A: acquire ... */
+	post_write(&s, 0, lock_va(3), 0);          /* ... and release */
+	post_cas(&s, 1, lock_va(3), 2, 0);         /* B: acquire */
+	while (s.q[Q_C2S].n)
+		ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert_uint_eq(C(&s)->poked, 1);
+	/* A's frames go on, the poke (the last frame to the server) waits */
+	poke = s.q[Q_S2M].n - 1;
+	for (uint32_t i = 0; i < poke; i++)
+		ck_assert(sim_deliver(&s, Q_S2M, 0));
+	deliver_answers(&s);
+	/* B's timer: the CAS again, now run and answered */
+	rm_client_timeout(&s.cl[1], &s.q[Q_C2S]);
+	while (s.q[Q_C2S].n)
+		ck_assert(sim_deliver(&s, Q_C2S, 0));
+	while (s.q[Q_S2M].n > 1)
+		ck_assert(sim_deliver(&s, Q_S2M, 1));
+	deliver_answers(&s);
+	ck_assert_uint_eq(rm_client_outstanding(&s.cl[1]), 0);
+	/* now the poke */
+	ck_assert(sim_deliver(&s, Q_S2M, 0));
+	ck_assert_uint_ge(s.srv.seq_naks, 1);
+	finish(&s);
+	ck_assert_msg(s.cl[1].beyond_responses == 0,
+		      "B got %llu responses at PSNs it never sent (last %u)",
+		      (unsigned long long)s.cl[1].beyond_responses, s.cl[1].beyond_psn);
+	ck_assert_uint_eq(C(&s)->nak_beyond_dropped, 1);
+	ck_assert(rm_mem_get(&s.srv, lock_va(3)) == 2 || rm_mem_get(&s.srv, lock_va(3)) == 0);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+/* Every frame in flight on to its next hop, until none is left: no
+ * client timer fires. */
+static void
+drain_queues(struct sim *s)
+{
+	for (bool moved = true; moved;) {
+		moved = false;
+		for (int q = 0; q < Q_N; q++)
+			while (s->q[q].n) {
+				sim_deliver(s, q, 0);
+				moved = true;
+			}
+	}
+}
+
+START_TEST(t_grant_answer_lost_word_taken)
+{
+	/* Issue #29, closed fuzzer accel-cas-taken-answer-lost.  Client 0's
+	 * CAS(0->1) is granted here and its WRITE runs; the answer is lost
+	 * on its way to client 0.  Client 1's CAS(1->4) then takes the
+	 * word (a CAS that is no lock protocol, as CAS-based structures
+	 * do).  Client 0 resends its CAS.  S8 took that copy for a stale
+	 * one or a new life ("nobody changes a word its holder has not
+	 * released") and decided it afresh: "failed, orig 4", a second and
+	 * false answer for a CAS that ran.  The copy is now probed: the old
+	 * QP drops the duplicate atomic, its ACK to the duplicate WRITE
+	 * covers the PSN, and client 0 gets the recorded "granted". */
+	struct sim s;
+	uint32_t psn;
+
+	init(&s, 2, 0, false, "conn-grant-lost-taken");
+	learn(&s, 0, lock_va(3));
+	post_read(&s, 1);                          /* pairs client 1 */
+	sim_flow(&s, 1000);
+	psn = s.cl[0].next_psn;
+	post_cas(&s, 0, lock_va(3), 1, 0);
+	while (s.q[Q_C2S].n || s.q[Q_S2M].n || s.q[Q_M2S].n) {
+		for (int q = Q_C2S; q <= Q_M2S; q++)
+			if (s.q[q].n)
+				sim_deliver(&s, q, 0);
+	}
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(3)), 1);
+	ck_assert_uint_eq(s.q[Q_S2C].n, 1);
+	ck_assert(sim_drop(&s, Q_S2C, 0));         /* client 0's answer */
+	post_cas(&s, 1, lock_va(3), 4, 1);         /* client 1 takes it */
+	drain_queues(&s);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(3)), 4);
+	ck_assert_uint_eq(rm_client_outstanding(&s.cl[1]), 0);
+	rm_client_timeout(&s.cl[0], &s.q[Q_C2S]);  /* client 0 resends */
+	finish(&s);
+	ck_assert_msg(s.cl[0].ops[psn % RM_WIN].psn == psn &&
+		      s.cl[0].ops[psn % RM_WIN].result == 0,
+		      "client 0's CAS ran (memory 0 -> 1) but it was told orig %#llx",
+		      (unsigned long long)s.cl[0].ops[psn % RM_WIN].result);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(3)), 4);
+	ck_assert_uint_ge(C(&s)->replay_probed, 1);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
 START_TEST(t_dup_write_ack_at_real_atomic)
 {
 	/* A WRITE, then a CAS on a word swordd does not know (passed real).
@@ -1720,6 +1842,8 @@ conn_suite(void)
 	tcase_add_test(tc, t_s3_pipelined_faa_outlives_expiry);
 	tcase_add_test(tc, t_s4_foreign_write_vs_blind_write);
 	tcase_add_loop_test(tc, t_gated_drop_asks_back, 0, 4);
+	tcase_add_test(tc, t_poke_nak_after_resend);
+	tcase_add_test(tc, t_grant_answer_lost_word_taken);
 	tcase_add_test(tc, t_ask_msn_never_back);
 	tcase_add_test(tc, t_dup_write_ack_at_real_atomic);
 	tcase_add_test(tc, t_s5_read_span_overestimated);
