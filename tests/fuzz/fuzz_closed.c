@@ -33,7 +33,8 @@
  *      same first PSN, server QP reset); b1 & 7 ops of the previous life
  *      posted again: its first ones (b1 bit 3: identical requests at the
  *      same PSNs) or its last ones
- *   12 swordd restart (ser_reset + ser_start; acceleration alone only)
+ *   12 swordd restart (ser_reset + ser_start; acceleration alone only):
+ *      frames on their way to the server arrive, its answers are lost
  *   13 run b1 & 31 random deliveries (sim_step)
  *   14,15 deliver the oldest frame of every queue once
  * Then sim_run to quiescence (client timers go-back-N) and judge.
@@ -85,6 +86,9 @@
  *  - a failure answered with the value of a grant swordd decided for a
  *    life that then ended unseen, its WRITE lost with its QP (serializer
  *    README, "A grant whose QP dies unseen"): counted as dead_grant;
+ *  - (open) a failure answered from the value before a write that had
+ *    landed before the atomic was posted (the S2 gate answers from the
+ *    value before an un-ACKed write): counted as gate_landed;
  *  - after a restart, only safety: a failed atomic's answer need not be
  *    a value memory ever held (a grant whose WRITE was lost with the old
  *    instance), and no I5; lost answers are liveness (sim_run gives up).
@@ -100,7 +104,8 @@
  *
  * Reading a reproducer: FUZZ_CLOSED_TRACE=1 prints every op and execution
  * on a violation; FUZZ_CLOSED_PCAP=NAME writes $SER_OUT_DIR/NAME-{in,out}
- * .pcap; FUZZ_CLOSED_STATS=1 prints the counters above.
+ * .pcap; FUZZ_CLOSED_STATS=1 prints the counters above; FUZZ_CLOSED_MODE=N
+ * sets config bits 0-2 of every input (a campaign on one deployment).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -160,7 +165,8 @@ static struct {
 
 /* outcomes not judged, for FUZZ_CLOSED_STATS */
 static uint64_t st_judged, st_runs, st_qp_error, st_piped, st_remap_same, st_unquiet, st_overflow,
-	st_msn_ahead, st_i5_inflight, st_owner_i2, st_out_of_contract, st_dead_grant;
+	st_msn_ahead, st_i5_inflight, st_owner_i2, st_out_of_contract, st_dead_grant,
+	st_gate_landed;
 
 /* FUZZ_CLOSED_ALL=1: the open findings' filters off */
 static bool
@@ -234,7 +240,8 @@ violation(const char *fmt, ...)
 			fprintf(stderr, "  ser: granted %llu failed_local %llu real %llu "
 				"release_seen %llu write_unmodelled %llu write_gated_drop "
 				"%llu gated_drop %llu dropped %llu asked_back %llu "
-				"replay_probed %llu replay_ran %llu\n",
+				"replay_probed %llu replay_ran %llu replay_redecided %llu "
+				"replay_zeroed %llu dup_replayed %llu nak_beyond_dropped %llu\n",
 				(unsigned long long)c->granted,
 				(unsigned long long)c->failed_local,
 				(unsigned long long)c->passed_real_atomic,
@@ -245,7 +252,11 @@ violation(const char *fmt, ...)
 				(unsigned long long)c->dropped,
 				(unsigned long long)c->asked_back,
 				(unsigned long long)c->replay_probed,
-				(unsigned long long)c->replay_ran);
+				(unsigned long long)c->replay_ran,
+				(unsigned long long)c->replay_redecided,
+				(unsigned long long)c->replay_zeroed,
+				(unsigned long long)c->dup_replayed,
+				(unsigned long long)c->nak_beyond_dropped);
 		}
 		if (Z.s.remap) {
 			const struct remap_counters *rc = remap_counters(Z.s.remap);
@@ -561,6 +572,18 @@ step(const uint8_t *b)
 		break;
 	case 12:
 		if (Z.accel && !Z.remap) {
+			/* A restart outlasts any frame between swordd and the
+			 * server (conf/swordd.conf start_quiet_ms: a second of
+			 * EAL and port init): what the old instance sent there
+			 * arrives during the outage, what the server answered
+			 * reaches no swordd.  Frames from and to the clients
+			 * may arrive at either side of it. */
+			while (s->q[Q_S2M].n)
+				sim_deliver(s, Q_S2M, 0);
+			while (rm_responder_flush(&s->srv, &s->q[Q_M2S]))
+				;
+			while (s->q[Q_M2S].n)
+				sim_drop(s, Q_M2S, 0);
 			ser_reset(s->ser);
 			ser_start(s->ser, s->now);
 			Z.restarted = true;
@@ -696,12 +719,22 @@ in_history(int w, uint64_t v, uint32_t from, uint32_t to)
 	return false;
 }
 
-/* Documented limit (lib/serializer README, "A grant whose QP dies
- * unseen"): could f's answer be the value a grant swordd decided for a
- * life that then ended unseen wrote in the shadow?  Such a life posted an
- * atomic on f's word before f was answered, never got its answer, and no
- * execution at its PSN ever wrote that value: its WRITE died with its QP
- * while other connections were answered from the shadow it made. */
+static uint64_t
+write_value(const struct fop *f)
+{
+	uint64_t v;
+
+	memcpy(&v, f->op.data, 8);
+	return rte_be_to_cpu_64(v);
+}
+
+/* Documented limit (lib/serializer README, "A write whose QP dies
+ * unseen"): could f's answer be the value a grant swordd decided, or a
+ * WRITE it forwarded, for a life that then ended unseen, wrote in the
+ * shadow?  Such a life posted an atomic or a WRITE on f's word before f
+ * was answered, never got its answer, and no execution at its PSN ever
+ * wrote that value: its WRITE died with its QP while other connections
+ * were answered from the shadow it made. */
 static bool
 dead_grant(int w, const struct fop *f)
 {
@@ -716,9 +749,24 @@ dead_grant(int w, const struct fop *f)
 					continue;
 				if ((q->op.type == RM_CAS && q->op.a[0] == f->result) ||
 				    (q->op.type == RM_MCAS &&
-				     (f->result & q->op.a[2]) == (q->op.a[0] & q->op.a[2])))
+				     (f->result & q->op.a[2]) == (q->op.a[0] & q->op.a[2])) ||
+				    (q->op.type == RM_WRITE && write_value(q) == f->result))
 					return true;
 			}
+	return false;
+}
+
+/* Open finding (findings/closed/README, gate-answer-after-landing):
+ * could f's failure be the S2 gate's answer from the value before a
+ * write that had already landed when f was posted (its ACK not yet back
+ * at swordd)?  f's answer is one of the few values the word held just
+ * before the post. */
+static bool
+gate_landed(int w, const struct fop *f)
+{
+	for (uint32_t h = f->hpost; h-- > 0 && f->hpost - h <= 4;)
+		if (Z.hist[w][h] == f->result)
+			return true;
 	return false;
 }
 
@@ -732,6 +780,17 @@ gave(const struct fop *f, const struct ex *e)
 	atomic_success(&f->op, f->result, &nv);
 	return f->op.type != RM_READ && f->op.type != RM_WRITE &&
 	       e->old == f->result && e->nv == nv;
+}
+
+/* Did word w hold v at every point from h0 to h1 (nothing changed it:
+ * executions that left it as it was may lie between)? */
+static bool
+held_since(int w, uint64_t v, uint32_t h0, uint32_t h1)
+{
+	for (uint32_t h = h0; h < h1 && h <= Z.hlen[w]; h++)
+		if (Z.hist[w][h] != v)
+			return false;
+	return true;
 }
 
 static const char *
@@ -762,7 +821,9 @@ judge_op(int cl, int life, uint32_t k)
 		const struct fop *q = k < Z.lives[cl][j].n ? &Z.lives[cl][j].ops[k] : NULL;
 		const struct ex *qe;
 
-		if (q == NULL || !same_op(q, f))
+		if (q == NULL)
+			continue;  /* a life cut before it got this far */
+		if (!same_op(q, f))
 			break;
 		qe = exec_at(cl, j, f->psn);
 		if (!q->answered) {
@@ -859,7 +920,7 @@ judge_op(int cl, int life, uint32_t k)
 	 * (serializer README, "A replayed CAS or masked CAS") */
 	if (e && explains(f, e) && pe && explains(pf, pe) && pres == f->result &&
 	    e->opc == ROCE_RC_WRITE_ONLY && e->nv == pe->nv && e->old == pe->nv &&
-	    e->h == pe->h + 1)
+	    held_since(w, pe->nv, pe->h, e->h))
 		return;
 	if (ok && nv != f->result) {
 		/* O1: a success that changes the word ran exactly here */
@@ -882,6 +943,10 @@ judge_op(int cl, int life, uint32_t k)
 	if (!Z.restarted && !in_history(w, f->result, f->hpost, Z.hlen[w])) {
 		if (dead_grant(w, f) && !all_findings()) {
 			st_dead_grant++;
+			return;
+		}
+		if (gate_landed(w, f) && !all_findings()) {
+			st_gate_landed++;
 			return;
 		}
 		violation("O2: client %d life %d PSN %u %s word %d answered %#llx, "
@@ -1041,7 +1106,7 @@ stats(void)
 		fprintf(stderr, "fuzz_closed: runs %llu answers judged %llu "
 			"not judged: qp_error %llu piped %llu "
 			"remap_same %llu overflow %llu read_msn_ahead %llu i5_inflight %llu "
-			"owner_i2 %llu out_of_contract %llu dead_grant %llu; "
+			"owner_i2 %llu out_of_contract %llu dead_grant %llu gate_landed %llu; "
 			"not quiescent %llu\n",
 			(unsigned long long)st_runs, (unsigned long long)st_judged,
 			(unsigned long long)st_qp_error,
@@ -1049,6 +1114,7 @@ stats(void)
 			(unsigned long long)st_overflow, (unsigned long long)st_msn_ahead,
 			(unsigned long long)st_i5_inflight, (unsigned long long)st_owner_i2,
 			(unsigned long long)st_out_of_contract, (unsigned long long)st_dead_grant,
+			(unsigned long long)st_gate_landed,
 			(unsigned long long)st_unquiet);
 }
 
@@ -1059,7 +1125,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	if (setup(data[0])) {
+	/* FUZZ_CLOSED_MODE=N: config bits 0-2 (the functions) are N for every
+	 * input (a campaign on one deployment; 0: acceleration alone) */
+	if (setup(getenv("FUZZ_CLOSED_MODE") ?
+		  (uint8_t)((data[0] & ~7u) | (strtoul(getenv("FUZZ_CLOSED_MODE"), NULL, 0) & 7)) :
+		  data[0])) {
 		fprintf(stderr, "fuzz_closed: sim_init failed\n");
 		abort();
 	}
