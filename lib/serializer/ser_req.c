@@ -552,15 +552,12 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 
 	switch (st->kind) {
 	case ST_REWRITTEN: {
-		bool moved, probe, gate_open;
+		bool moved, probe;
 
 		moved = retired && (s->words[st->word].chg_seq != st->chg_seq ||
 				    !ser_word_settled_for(s, st->word, &own, now));
 		probe = probe_copy(s, c, st, moved) &&
 			who_fresh(s, c, st->psn, true).dom == c->incarnation;
-		if (probe)
-			ser_word_expire_pending(s, st->word, now);
-		gate_open = ser_word_replay_allowed(s, st->word, &st->op);
 		if (probe && !s->prm.no_poke) {
 			/* The server tells a stale copy's life from a new one,
 			 * so neither S8's guess (nobody changes a word its
@@ -573,7 +570,8 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 			 * (S2: the atomic could run before that write lands);
 			 * until then the copy is dropped and the client's
 			 * next one asks. */
-			if (gate_open)
+			ser_word_expire_pending(s, st->word, now);
+			if (ser_word_replay_allowed(s, st->word, &st->op))
 				return replay_probe(s, c, sc, st, f, p, now);
 			s->c.gated_drop++;
 			return drop(s);
@@ -582,7 +580,7 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 			return replay_redecide(s, c, sc, st, f, len, cap, p, now);
 		/* (with remapping: a word another's blind write gates keeps
 		 * the recorded answer) */
-		if (probe && gate_open)
+		if (probe && ser_word_replay_allowed(s, st->word, &st->op))
 			return replay_probe(s, c, sc, st, f, p, now);
 		moved = moved && !(st->flags & SF_ZERO_LEN);
 		if (moved)
