@@ -178,7 +178,11 @@ struct ser_conn {
 	uint32_t poke_psn;    /* ... the PSN it was asked from */
 	/* replay_probe's duplicate WRITE: a new QP that ran the probed
 	 * atomic ACKs it at that atomic's PSN, maybe after the client's next
-	 * request began a new life here (kept across lives, ser_conn_state) */
+	 * request began a new life here (kept across new lives of the QPN,
+	 * ser_conn_state; ended by that ACK, the next probe, or any other
+	 * end of the connection, conn_end.  If the ACK is lost it lingers,
+	 * harmless: only a plain ACK at exactly that PSN with no stub of
+	 * its own is dropped) */
 	uint32_t dup_ack_psn;
 	uint8_t dup_ack_due;
 	uint8_t last_dec_set;
