@@ -67,6 +67,7 @@
 #   "--loss 0.02 --dup 0.02 --reorder 0.02").
 set -euo pipefail
 
+argv=("$@")
 top=$(cd "$(dirname "$0")/.." && pwd)
 build="$top/build"
 duration=5
@@ -170,6 +171,32 @@ done
 [ -z "$json" ] || json=$(realpath -m "$json")
 [ -z "$plot" ] || plot=$(realpath -m "$plot")
 
+# Ctrl-C.  Bash drops a trapped SIGINT that arrives while it waits for a
+# foreground child which then exits normally: it takes the signal as the
+# child's to handle ("wait and cooperative exit").  The run below forks a
+# child every tenth of a second, so a loaded machine lost about one Ctrl-C
+# in a hundred, and the run went on to its end.  So run.sh is two processes:
+# this guard forks nothing while it waits and turns SIGINT into SIGUSR1 for
+# the worker, which runs in the background — where bash ignores SIGINT, for
+# it and for everything it starts — and does the run.
+if [ "${SWORD_RUN_GUARD:-}" != "$PPID" ]; then
+	guard_dir=$(mktemp -d /tmp/sword-run-XXXXXX)
+	mkfifo "$guard_dir/tick"
+	# read's timeout on a FIFO that nobody writes: a sleep without a child
+	exec {tick}<>"$guard_dir/tick"
+	SWORD_RUN_GUARD=$$ SWORD_RUN_RC="$guard_dir/rc" "$BASH" "$0" "${argv[@]}" --no-setup <&0 &
+	worker=$!
+	trap 'kill -USR1 "$worker" 2>/dev/null || true' INT
+	trap 'kill -TERM "$worker" 2>/dev/null || true' TERM
+	while kill -0 "$worker" 2>/dev/null; do
+		read -r -t 0.2 -u "$tick" _ || true
+	done
+	rc=1   # the worker writes its status at exit; none: it died before that
+	[ -s "$guard_dir/rc" ] && read -r rc < "$guard_dir/rc"
+	rm -rf "$guard_dir"
+	exit "$rc"
+fi
+
 # shellcheck source=scripts/netns.sh
 . "$top/scripts/netns.sh"
 
@@ -245,7 +272,7 @@ stop_run() {   # clients, server, swordd; 1 if one had to be killed
 
 cleanup() {
 	local rc=$?
-	trap '' INT TERM
+	trap '' USR1 TERM
 	trap - EXIT
 	stop_run || true
 	# a failed run keeps its logs: intermittent failures are rare to catch
@@ -254,11 +281,12 @@ cleanup() {
 	else
 		rm -rf "$work"
 	fi
+	echo "$rc" > "$SWORD_RUN_RC"
 	exit "$rc"
 }
 interrupted=0
 trap cleanup EXIT
-trap 'interrupted=130' INT
+trap 'interrupted=130' USR1   # the guard's word for Ctrl-C
 trap 'interrupted=143' TERM
 
 tel() { # telemetry query -> "managed rewritten" (0 0 if not available)
