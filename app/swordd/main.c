@@ -75,6 +75,7 @@ struct options {
 	const char *capture[SWORD_CAP_NUM];     /* rx, tx */
 	struct sword_capture_limits capture_lim;
 	const char *stats_json;
+	const char *state;
 	unsigned int idle_exit;
 	bool check_config;
 	bool version;
@@ -108,6 +109,10 @@ usage(const char *prog, FILE *f)
 "      --capture-force        overwrite capture files swordd did not write\n"
 "                             (otherwise an existing file must be a swordd pcapng)\n"
 "      --stats-json FILE      write the final counters as one JSON object\n"
+"      --state PATH           keep atomic replacement's tables in PATH.w<worker>\n"
+"                             (a file on a tmpfs, e.g. /run/sword/swordd): a\n"
+"                             restart, also after SIGKILL, goes on from them\n"
+"                             (doc/operating.md, Restart); not with remapping\n"
 "      --idle-exit SEC        exit cleanly after SEC seconds without any frame\n"
 "                             received\n"
 "      --check-config         validate the configuration, print every key's\n"
@@ -208,7 +213,7 @@ parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_MODE = 256, OPT_WORKERS, OPT_SET, OPT_STATS_INTERVAL, OPT_PCAP_OLD,
 	       OPT_CAPTURE_RX, OPT_CAPTURE_TX, OPT_CAPTURE_MAX_MB, OPT_CAPTURE_FILES,
 	       OPT_CAPTURE_FORCE, OPT_STATS_JSON, OPT_IDLE_EXIT, OPT_CHECK_CONFIG,
-	       OPT_CONFIG_KEYS, OPT_LINKS_DOWN };
+	       OPT_CONFIG_KEYS, OPT_LINKS_DOWN, OPT_STATE };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "mode", required_argument, NULL, OPT_MODE },
@@ -227,6 +232,7 @@ parse_options(int argc, char **argv, struct options *o)
 		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 		{ "config-keys", no_argument, NULL, OPT_CONFIG_KEYS },
 		{ "links-down", no_argument, NULL, OPT_LINKS_DOWN },
+		{ "state", required_argument, NULL, OPT_STATE },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -316,6 +322,14 @@ parse_options(int argc, char **argv, struct options *o)
 		case OPT_STATS_JSON:
 			o->stats_json = optarg;
 			break;
+		case OPT_STATE:
+			if (optarg[0] == '\0' || strlen(optarg) >= sizeof(((struct sword_config *)0)->state_path) - 8) {
+				fprintf(stderr, "swordd: --state: a path of 1..%zu characters\n",
+					sizeof(((struct sword_config *)0)->state_path) - 9);
+				return -1;
+			}
+			o->state = optarg;
+			break;
 		case OPT_IDLE_EXIT:
 			if (parse_ulong("--idle-exit", optarg, 86400 * 365, &v) < 0)
 				return -1;
@@ -379,6 +393,8 @@ build_config(const struct options *o, struct sword_config *c, char *err, size_t 
 	}
 	if (o->stats_interval >= 0)
 		c->stats_interval = (uint32_t)o->stats_interval;
+	if (o->state != NULL)
+		snprintf(c->state_path, sizeof(c->state_path), "%s", o->state);
 	if (sword_config_validate(c, err, errlen) < 0)
 		goto bad;
 	return 0;

@@ -93,6 +93,17 @@ struct rc_counters {
 struct rc_table;
 
 struct rc_table *rc_create(const struct rc_params *prm);
+/*
+ * The table in caller-owned memory (a state segment that outlives the
+ * process): len >= rc_state_size(prm), 64-byte aligned.  adopt: the block
+ * holds a table an earlier process made with the same max_conns; its
+ * connections go on (the maps are rebuilt from the slots, listeners,
+ * ordering function, CM exchanges in flight and counters start empty).
+ * rc_destroy leaves the memory alone.
+ */
+size_t rc_state_size(const struct rc_params *prm);
+struct rc_table *rc_create_at(const struct rc_params *prm, void *mem, size_t len,
+			      bool adopt);
 void rc_destroy(struct rc_table *t);
 void rc_reset(struct rc_table *t);       /* forget everything (restart) */
 

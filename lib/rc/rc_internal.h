@@ -37,6 +37,7 @@ struct rc_table {
 	struct { rc_end_fn fn; void *ctx; } listeners[RC_MAX_LISTENERS];
 	uint32_t n_listeners;
 	struct rc_counters c;
+	bool in_place;            /* rc_create_at: the caller owns the memory */
 };
 
 void rc_epoch(struct rc_table *t, uint64_t now);

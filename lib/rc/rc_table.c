@@ -33,6 +33,40 @@ pow2_ge(uint32_t v)
 	return p;
 }
 
+static inline uint32_t req_home(const struct rc_table *t, const struct rc_conn *c);
+static inline uint32_t resp_home(const struct rc_table *t, const struct rc_conn *c);
+static void map_add(struct rc_table *t, uint32_t *map, struct rc_conn *c,
+		    uint32_t (*home)(const struct rc_table *, const struct rc_conn *));
+
+static int
+params_settle(struct rc_params *p)
+{
+	if (p->max_conns == 0)
+		p->max_conns = 1024;
+	if (p->history == 0)
+		p->history = 256;
+	return p->max_conns > (1u << 24) ? -EINVAL : 0;
+}
+
+/* Where rc_create_at puts the table, its slots and its two maps in one
+ * block (offsets from its start, each cache-line aligned). */
+struct rc_layout {
+	size_t conns, req_map, resp_map, len;
+	uint32_t map_mask;
+};
+
+#define RC_ALIGN(x) (((x) + 63) & ~(size_t)63)
+
+static void
+layout(const struct rc_params *p, struct rc_layout *l)
+{
+	l->map_mask = pow2_ge(p->max_conns * 2) - 1;
+	l->conns = RC_ALIGN(sizeof(struct rc_table));
+	l->req_map = l->conns + RC_ALIGN((size_t)p->max_conns * sizeof(struct rc_conn));
+	l->resp_map = l->req_map + RC_ALIGN(((size_t)l->map_mask + 1) * sizeof(uint32_t));
+	l->len = l->resp_map + RC_ALIGN(((size_t)l->map_mask + 1) * sizeof(uint32_t));
+}
+
 struct rc_table *
 rc_create(const struct rc_params *prm)
 {
@@ -48,11 +82,7 @@ rc_create(const struct rc_params *prm)
 		return NULL;
 	}
 	t->prm = *prm;
-	if (t->prm.max_conns == 0)
-		t->prm.max_conns = 1024;
-	if (t->prm.history == 0)
-		t->prm.history = 256;
-	if (t->prm.max_conns > (1u << 24)) {
+	if (params_settle(&t->prm) != 0) {
 		free(t);
 		errno = EINVAL;
 		return NULL;
@@ -72,10 +102,104 @@ rc_create(const struct rc_params *prm)
 	return t;
 }
 
+size_t
+rc_state_size(const struct rc_params *prm)
+{
+	struct rc_params p = *prm;
+	struct rc_layout l;
+
+	if (params_settle(&p) != 0)
+		return 0;
+	layout(&p, &l);
+	return l.len;
+}
+
+/* The maps, the count of live slots and the next incarnation follow from
+ * the slots alone: an adopted table rebuilds them, so a process killed in
+ * the middle of an update leaves no map entry without its slot. */
+static void
+rebuild(struct rc_table *t)
+{
+	uint32_t top = 0;
+
+	memset(t->req_map, 0, (t->map_mask + 1) * sizeof(uint32_t));
+	memset(t->resp_map, 0, (t->map_mask + 1) * sizeof(uint32_t));
+	t->n_live = 0;
+	for (uint32_t i = 0; i < t->prm.max_conns; i++) {
+		struct rc_conn *c = &t->head.conns[i];
+
+		if (c->incarnation == 0) {
+			memset(c, 0, sizeof(*c));
+			continue;
+		}
+		t->n_live++;
+		map_add(t, t->req_map, c, req_home);
+		if (c->paired)
+			map_add(t, t->resp_map, c, resp_home);
+		if (c->incarnation != UINT32_MAX && c->incarnation > top)
+			top = c->incarnation;
+	}
+	if (t->incarnations < top)
+		t->incarnations = top;
+	t->next_free %= t->prm.max_conns;
+	t->head.last_req = t->head.last_resp = 0;
+}
+
+struct rc_table *
+rc_create_at(const struct rc_params *prm, void *mem, size_t len, bool adopt)
+{
+	struct rc_table *t = mem;
+	struct rc_params p;
+	struct rc_layout l;
+
+	if (prm == NULL || mem == NULL || ((uintptr_t)mem & 63)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = *prm;
+	if (params_settle(&p) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	layout(&p, &l);
+	if (len < l.len) {
+		errno = ENOSPC;
+		return NULL;
+	}
+	if (adopt && (t->prm.max_conns != p.max_conns || t->map_mask != l.map_mask ||
+		      t->head.max_conns != p.max_conns)) {
+		errno = EINVAL;   /* another shape: not ours to adopt */
+		return NULL;
+	}
+	if (!adopt)
+		memset(t, 0, sizeof(*t));
+	t->prm = p;
+	t->in_place = true;
+	t->head.conns = (struct rc_conn *)(void *)((uint8_t *)mem + l.conns);
+	t->head.max_conns = p.max_conns;
+	t->head.order_fn = NULL;   /* pointers into the previous process */
+	t->head.order_ctx = NULL;
+	t->req_map = (uint32_t *)(void *)((uint8_t *)mem + l.req_map);
+	t->resp_map = (uint32_t *)(void *)((uint8_t *)mem + l.resp_map);
+	t->map_mask = l.map_mask;
+	t->n_listeners = 0;
+	memset(t->listeners, 0, sizeof(t->listeners));
+	memset(&t->c, 0, sizeof(t->c));   /* counters are the process's */
+	if (!adopt) {
+		rc_reset(t);
+		return t;
+	}
+	/* a CM exchange in flight is the previous process's: the CM
+	 * retransmits it */
+	memset(t->cm, 0, sizeof(t->cm));
+	rebuild(t);
+	return t;
+}
+
 void
 rc_destroy(struct rc_table *t)
 {
-	if (t == NULL)
+	if (t == NULL || t->in_place)
 		return;
 	free(t->head.conns);
 	free(t->req_map);

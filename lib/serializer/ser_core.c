@@ -103,8 +103,8 @@ ser_untrack_unpaired(struct ser *s, uint32_t srv_ip, uint32_t cl_ip, uint64_t no
 	}
 }
 
-static void
-conn_end(void *ctx, struct rc_conn *c, enum rc_end_why why, uint64_t now)
+void
+ser_conn_end(void *ctx, struct rc_conn *c, enum rc_end_why why, uint64_t now)
 {
 	struct ser *s = ctx;
 	struct ser_conn *sc = &s->conns[rc_index(s->rc, c)];
@@ -184,18 +184,35 @@ ser_handle_cm(struct ser *s, const uint8_t *f, const struct roce_pkt *p,
 /* ------------------------------------------------------------------ */
 /* create / destroy */
 
-static int
-regions_init(struct ser *s, const struct ser_params *prm)
+static void defaults(struct ser_params *p);
+
+/* The table's sizes, settled from prm (ser_create and the state layout
+ * agree on them). */
+int
+ser_shape_of(const struct ser_params *prm, struct ser_params *p, uint32_t *max_regions,
+	 uint32_t *words_cap)
 {
 	uint64_t words = 0;
 
-	/* room for live adds (ser_region_add) when asked for */
-	s->max_regions = prm->max_regions > prm->n_regions ? prm->max_regions
-							   : prm->n_regions;
-	s->regions = calloc(s->max_regions ? s->max_regions : 1, sizeof(*s->regions));
-	s->servers = calloc(s->max_regions ? s->max_regions : 1, sizeof(*s->servers));
-	if (s->regions == NULL || s->servers == NULL)
-		return -ENOMEM;
+	*p = *prm;
+	defaults(p);
+	if ((p->ring_size & (p->ring_size - 1)) || p->ring_size < 2 ||
+	    p->ring_size > (1u << 20))
+		return -EINVAL;
+	for (uint32_t i = 0; i < prm->n_regions; i++)
+		words += prm->regions[i].len / 8;
+	if (words > p->max_words)
+		return -EINVAL;
+	*max_regions = prm->max_regions > prm->n_regions ? prm->max_regions : prm->n_regions;
+	*words_cap = prm->max_regions ? p->max_words : (uint32_t)words;
+	return 0;
+}
+
+int
+ser_regions_init(struct ser *s, const struct ser_params *prm)
+{
+	uint64_t words = 0;
+
 	for (uint32_t i = 0; i < prm->n_regions; i++) {
 		const struct ser_region *r = &prm->regions[i];
 
@@ -212,7 +229,6 @@ regions_init(struct ser *s, const struct ser_params *prm)
 	}
 	s->n_regions = prm->n_regions;
 	s->n_words = (uint32_t)words;
-	s->words_cap = prm->max_regions ? s->prm.max_words : s->n_words;
 	return 0;
 }
 
@@ -231,9 +247,27 @@ defaults(struct ser_params *p)
 		p->max_refusals = 64;
 }
 
+struct rc_params
+ser_rc_params(const struct ser_params *p)
+{
+	return (struct rc_params){ .max_conns = p->max_conns,
+		.idle_tsc = p->conn_idle_tsc,
+		.holdoff_tsc = p->learn_holdoff_tsc,
+		.history = p->ring_size };
+}
+
+void
+ser_finish_create(struct ser *s)
+{
+	s->orphan_tsc = s->prm.pending_expire_tsc > s->prm.learn_holdoff_tsc ?
+			s->prm.pending_expire_tsc : s->prm.learn_holdoff_tsc;
+	s->ring_mask = s->prm.ring_size - 1;
+}
+
 struct ser *
 ser_create(const struct ser_params *prm)
 {
+	struct ser_params p;
 	struct ser *s;
 	int rc;
 
@@ -241,44 +275,46 @@ ser_create(const struct ser_params *prm)
 		errno = EINVAL;
 		return NULL;
 	}
+	if (prm->state_mem != NULL)
+		return ser_create_in_state(prm);
 	s = calloc(1, sizeof(*s));
 	if (s == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	s->prm = *prm;
-	defaults(&s->prm);
-	rc = -EINVAL;
-	if ((s->prm.ring_size & (s->prm.ring_size - 1)) || s->prm.ring_size < 2 ||
-	    s->prm.ring_size > (1u << 20))
+	rc = ser_shape_of(prm, &p, &s->max_regions, &s->words_cap);
+	s->prm = p;
+	if (rc != 0)
 		goto fail;
-	rc = regions_init(s, prm);
+	rc = -ENOMEM;
+	s->regions = calloc(s->max_regions ? s->max_regions : 1, sizeof(*s->regions));
+	s->servers = calloc(s->max_regions ? s->max_regions : 1, sizeof(*s->servers));
+	if (s->regions == NULL || s->servers == NULL)
+		goto fail;
+	rc = ser_regions_init(s, prm);
 	if (rc != 0)
 		goto fail;
 	if (prm->rc != NULL) {
 		s->rc = prm->rc;
 		s->prm.max_conns = rc_capacity(prm->rc);
 	} else {
-		s->rc = rc_create(&(struct rc_params){ .max_conns = s->prm.max_conns,
-			.idle_tsc = s->prm.conn_idle_tsc,
-			.holdoff_tsc = s->prm.learn_holdoff_tsc,
-			.history = s->prm.ring_size });
+		struct rc_params rp = ser_rc_params(&s->prm);
+
+		s->rc = rc_create(&rp);
 		s->own_rc = true;
 	}
 	rc = -ENOMEM;
 	if (s->rc == NULL)
 		goto fail;
-	s->orphan_tsc = s->prm.pending_expire_tsc > s->prm.learn_holdoff_tsc ?
-			s->prm.pending_expire_tsc : s->prm.learn_holdoff_tsc;
 	s->words = calloc(s->words_cap ? s->words_cap : 1, sizeof(*s->words));
 	s->conns = calloc(s->prm.max_conns, sizeof(*s->conns));
 	s->stubs = calloc((size_t)s->prm.max_conns * s->prm.ring_size,
 			  sizeof(*s->stubs));
 	if (!s->words || !s->conns || !s->stubs)
 		goto fail;
-	if (rc_listen(s->rc, conn_end, s) != 0)
+	if (rc_listen(s->rc, ser_conn_end, s) != 0)
 		goto fail;
-	s->ring_mask = s->prm.ring_size - 1;
+	ser_finish_create(s);
 	ser_reset(s);
 	return s;
 fail:
@@ -296,6 +332,8 @@ ser_destroy(struct ser *s)
 		rc_destroy(s->rc);
 	else if (s->rc != NULL)
 		rc_unlisten(s->rc, s);
+	if (s->in_state)
+		return;   /* the state segment's: it outlives the process */
 	free(s->regions);
 	free(s->servers);
 	free(s->words);

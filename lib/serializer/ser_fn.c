@@ -22,6 +22,7 @@
 #include "ser_internal.h"
 #include "serializer.h"
 #include "sword_log.h"
+#include "sword_state.h"
 
 #define SER_FN_EMIT_MAX 32
 
@@ -30,6 +31,8 @@ struct ser_fn {
 	struct ser *staged;                 /* made by prepare for a worker that
 					     * had no region: reconfigure takes it */
 	uint16_t worker;
+	bool in_state;                      /* ser lives in state (swordd --state) */
+	struct sword_state state;
 	uint64_t emit_lost;                 /* no mbuf for a synthesized frame */
 	struct ser_emit emit[SER_FN_EMIT_MAX];
 };
@@ -109,6 +112,59 @@ ser_fn_params(struct ser_params *prm, struct ser_region *regions,
 	return 0;
 }
 
+/*
+ * The worker's table in its state segment (swordd --state PATH: PATH.wN).
+ * A segment the previous process left is adopted unless the switch may
+ * have carried traffic around swordd while it was gone (failover_bypass:
+ * the words it knew may have moved unseen).  One the serializer cannot
+ * adopt is refused with a line and started over.  -1: no segment at all
+ * (another swordd holds it, no directory): swordd does not start.
+ */
+static int
+create_in_state(struct ser_fn *f, const struct ser_params *base,
+		const struct sword_config *cfg)
+{
+	struct ser_params prm = *base;
+	struct ser_adopt_info ai;
+	char path[256], why[512];
+	size_t len;
+
+	prm.rc = NULL;   /* the segment holds the connection table too */
+	len = ser_state_size(&prm);
+	snprintf(path, sizeof(path), "%s.w%u", cfg->state_path, f->worker);
+	if (len == 0 || sword_state_open(&f->state, path, ser_state_shape(&prm), len,
+					 !cfg->failover_bypass, why, sizeof(why)) != 0) {
+		SWORD_LOG(ERR, "state: %s", len == 0 ? "no layout for this configuration" : why);
+		return -1;
+	}
+	f->in_state = true;
+	prm.state_mem = f->state.data;
+	prm.state_len = f->state.data_len;
+	prm.state_adopt = f->state.adopted;
+	prm.state_now = rte_rdtsc();
+	f->ser = ser_create(&prm);
+	if (f->ser == NULL && prm.state_adopt) {
+		SWORD_LOG(WARNING, "state: %s: the previous process's tables are refused (%s): "
+			  "starting empty", path, strerror(errno));
+		prm.state_adopt = false;
+		f->ser = ser_create(&prm);
+	}
+	if (f->ser == NULL) {
+		sword_state_close(&f->state);
+		f->in_state = false;
+		return -1;
+	}
+	if (!prm.state_adopt) {
+		SWORD_LOG(INFO, "state: %s", why);
+		return 0;
+	}
+	ser_adopt_info(f->ser, &ai);
+	SWORD_LOG(INFO, "state: %s: %u connection(s), %u word(s) known; given up (a frame "
+		  "in progress when it ended): %u connection(s), %u word(s)", why, ai.conns,
+		  ai.words_known, ai.conns_given_up, ai.words_given_up);
+	return 0;
+}
+
 static void *
 fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 {
@@ -132,7 +188,18 @@ fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 		rte_free(f);
 		return NULL;
 	}
-	f->ser = ser_create(&prm);
+	if (cfg->state_path[0] != '\0' && !cfg->remapping) {
+		if (create_in_state(f, &prm, cfg) != 0) {
+			rte_free(f);
+			return NULL;
+		}
+	} else {
+		if (cfg->state_path[0] != '\0')
+			SWORD_LOG(WARNING, "state: %s.w%u: not kept with [features] remapping = "
+				  "on (its lanes are the servers' QPs, which a restart cannot "
+				  "take over): a restart starts empty", cfg->state_path, worker_id);
+		f->ser = ser_create(&prm);
+	}
 	if (f->ser == NULL) {
 		SWORD_LOG(ERR, "atomic replacement: cannot create worker %u state: %s",
 			  worker_id, strerror(errno));
@@ -153,6 +220,8 @@ fn_destroy(void *state)
 
 	ser_destroy(f->ser);
 	ser_destroy(f->staged);
+	if (f->in_state)
+		sword_state_close(&f->state);
 	rte_free(f);
 }
 

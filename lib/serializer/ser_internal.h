@@ -192,6 +192,17 @@ struct ser_conn {
 	struct ser_stub *ring;
 };
 
+/* What a process killed in the middle of a frame may have left half
+ * changed (ser_state.c adopts the rest): the connections between the
+ * frame's two hosts and the words it named. */
+enum ser_torn_what { TORN_NONE = 0, TORN_REQUEST, TORN_RESPONSE, TORN_REGIONS };
+
+struct ser_torn {
+	uint8_t what;          /* enum ser_torn_what */
+	uint32_t ip_a, ip_b;   /* the frame's source and destination */
+	uint32_t word, nwords; /* a request's words, once classified */
+};
+
 struct ser_region_rt {
 	struct ser_region r;
 	uint32_t first_word;
@@ -226,7 +237,32 @@ struct ser {
 	bool drop_unasked;    /* the request is dropped for its place, not asked back */
 	bool drain;           /* upgrade drain (ser_set_drain): decide nothing new */
 	struct ser_counters c;
+	/* In a state segment (ser_state.c): the frame being handled, for the
+	 * next process should this one die in the middle of it.  Set before
+	 * anything changes, cleared after. */
+	bool in_state;
+	struct ser_torn torn;
+	struct ser_adopt_info adopted;   /* what ser_create adopted */
 };
+
+static inline void
+ser_torn_begin(struct ser *s, uint8_t what, uint32_t ip_a, uint32_t ip_b)
+{
+	s->torn.ip_a = ip_a;
+	s->torn.ip_b = ip_b;
+	s->torn.word = UINT32_MAX;
+	s->torn.nwords = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->torn.what = what;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void
+ser_torn_end(struct ser *s)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->torn.what = TORN_NONE;
+}
 
 /* The frame's ICRC is what its sender sent (I7): the caller's verdict if
  * it has one, else checked here. */
@@ -235,6 +271,16 @@ ser_icrc_good(const struct ser *s, uint8_t *f, const struct roce_pkt *p)
 {
 	return s->icrc_known_good || roce_icrc_verify(f, p);
 }
+
+/* ser_core.c: creation, shared with ser_state.c */
+int ser_shape_of(const struct ser_params *prm, struct ser_params *p, uint32_t *max_regions,
+		 uint32_t *words_cap);
+int ser_regions_init(struct ser *s, const struct ser_params *prm);
+struct rc_params ser_rc_params(const struct ser_params *p);
+void ser_finish_create(struct ser *s);
+void ser_conn_end(void *ctx, struct rc_conn *c, enum rc_end_why why, uint64_t now);
+/* ser_state.c */
+struct ser *ser_create_in_state(const struct ser_params *prm);
 
 /* ser_core.c */
 const struct ser_region_rt *ser_region_find(const struct ser *s, uint32_t server,
@@ -353,6 +399,9 @@ void ser_word_busy_done(struct ser *s, uint32_t wi, bool dirty);
 void ser_word_pending_done(struct ser *s, uint32_t wi, uint16_t gen,
 			   uint64_t wval, bool executed, uint64_t now);
 void ser_word_mark_dirty(struct ser *s, uint32_t wi);
+/* A word a killed process may have left half changed: nothing is decided
+ * on it until what it holds has run out and it is learned again. */
+void ser_word_torn(struct ser *s, uint32_t wi, uint64_t now);
 void ser_word_read(struct ser *s, uint32_t wi, uint32_t n);
 void ser_word_pending_orphan(struct ser *s, uint32_t wi);
 void ser_word_norewrite(struct ser *s, uint32_t wi);

@@ -61,8 +61,8 @@ ser_room(const struct ser *s, uint32_t *regions, uint32_t *words)
 		*words = s->words_cap - s->n_words;
 }
 
-int
-ser_region_add(struct ser *s, const struct ser_region *r)
+static int
+region_add_(struct ser *s, const struct ser_region *r)
 {
 	uint64_t n;
 
@@ -92,8 +92,8 @@ ser_region_add(struct ser *s, const struct ser_region *r)
 	return 0;
 }
 
-int
-ser_region_retire(struct ser *s, const struct ser_region *r)
+static int
+region_retire_(struct ser *s, const struct ser_region *r)
 {
 	int i = region_index(s, r);
 	const uint64_t relearn = s->c.relearn;
@@ -139,8 +139,8 @@ ser_region_owed(const struct ser *s, const struct ser_region *r)
 	return owed;
 }
 
-int
-ser_region_remove(struct ser *s, const struct ser_region *r)
+static int
+region_remove_(struct ser *s, const struct ser_region *r)
 {
 	int i = region_index(s, r);
 
@@ -152,4 +152,37 @@ ser_region_remove(struct ser *s, const struct ser_region *r)
 	s->n_regions--;
 	servers_rebuild(s);
 	return 0;
+}
+
+int
+ser_region_add(struct ser *s, const struct ser_region *r)
+{
+	int rc;
+
+	ser_torn_begin(s, TORN_REGIONS, 0, 0);
+	rc = region_add_(s, r);
+	ser_torn_end(s);
+	return rc;
+}
+
+int
+ser_region_retire(struct ser *s, const struct ser_region *r)
+{
+	int rc;
+
+	ser_torn_begin(s, TORN_REGIONS, 0, 0);
+	rc = region_retire_(s, r);
+	ser_torn_end(s);
+	return rc;
+}
+
+int
+ser_region_remove(struct ser *s, const struct ser_region *r)
+{
+	int rc;
+
+	ser_torn_begin(s, TORN_REGIONS, 0, 0);
+	rc = region_remove_(s, r);
+	ser_torn_end(s);
+	return rc;
 }

@@ -153,6 +153,8 @@ classify(struct ser *s, const uint8_t *f, const struct roce_pkt *p,
 		}
 		rc->word = r->first_word + (uint32_t)((rq.va - r->r.base) / 8);
 		rc->nwords = 1;
+		s->torn.word = rc->word;
+		s->torn.nwords = rc->nwords;
 		rc->atomic = true;
 		rc->op = rq.op;
 		rc->op.kind = p->opcode == ROCE_RC_COMPARE_SWAP ? SER_OP_CAS :
@@ -173,6 +175,8 @@ classify(struct ser *s, const uint8_t *f, const struct roce_pkt *p,
 		hi = RTE_MIN(rq.va + rq.dlen, r->r.base + r->r.len);
 		rc->word = r->first_word + (uint32_t)((lo - r->r.base) / 8);
 		rc->nwords = (uint32_t)((hi - r->r.base + 7) / 8 - (lo - r->r.base) / 8);
+		s->torn.word = rc->word;
+		s->torn.nwords = rc->nwords;
 		if ((oi->flags & ROCE_F_ONLY) == ROCE_F_ONLY && rq.dlen == 8 &&
 		    !(rq.va & 7) && p->payload_len >= 8 + p->pad) {
 			rc->single_write = true;
@@ -185,6 +189,8 @@ classify(struct ser *s, const uint8_t *f, const struct roce_pkt *p,
 	if (sc != NULL && sc->open_word != SER_NO_WORD) {
 		rc->word = sc->open_word;
 		rc->nwords = sc->open_nwords;
+		s->torn.word = rc->word;
+		s->torn.nwords = rc->nwords;
 	}
 }
 
@@ -1055,9 +1061,9 @@ req_route(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 	return req_fresh(s, c, sc, f, len, cap, p, &rc, now);
 }
 
-enum ser_verdict
-ser_on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
-	       struct roce_pkt *p, uint64_t now)
+static enum ser_verdict
+on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
+	   struct roce_pkt *p, uint64_t now)
 {
 	const struct roce_opcode_info *oi = p->oi;
 	struct rc_conn *c;
@@ -1097,5 +1103,19 @@ ser_on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 		ser_ask_arm(s, c, sc, f, p);
 	else if (sc->ask && p->psn == sc->ask_psn)
 		sc->ask = 0;   /* it goes to the server after all */
+	return v;
+}
+
+enum ser_verdict
+ser_on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
+	       struct roce_pkt *p, uint64_t now)
+{
+	enum ser_verdict v;
+
+	if (!s->in_state)
+		return on_request(s, f, len, cap, p, now);
+	ser_torn_begin(s, TORN_REQUEST, p->src_ip4, p->dst_ip4);
+	v = on_request(s, f, len, cap, p, now);
+	ser_torn_end(s);
 	return v;
 }

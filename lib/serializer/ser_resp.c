@@ -444,10 +444,10 @@ probe_dup_ack_unpaired(struct ser *s, const uint8_t *f, const struct roce_pkt *p
 	return true;
 }
 
-enum ser_verdict
-ser_on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
-		struct roce_pkt *p, uint64_t now, struct ser_emit *emit,
-		uint32_t emit_cap, uint32_t *n_emit)
+static enum ser_verdict
+on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
+	    struct roce_pkt *p, uint64_t now, struct ser_emit *emit,
+	    uint32_t emit_cap, uint32_t *n_emit)
 {
 	const struct roce_opcode_info *oi = p->oi;
 	struct rc_conn *c;
@@ -499,5 +499,20 @@ ser_on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 		v = resp_own_psn(s, f, len, cap, p, &r, now);
 	if (v != SER_DROP)
 		ser_ask_after_response(s, c, sc, f, p);
+	return v;
+}
+
+enum ser_verdict
+ser_on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
+		struct roce_pkt *p, uint64_t now, struct ser_emit *emit,
+		uint32_t emit_cap, uint32_t *n_emit)
+{
+	enum ser_verdict v;
+
+	if (!s->in_state)
+		return on_response(s, f, len, cap, p, now, emit, emit_cap, n_emit);
+	ser_torn_begin(s, TORN_RESPONSE, p->src_ip4, p->dst_ip4);
+	v = on_response(s, f, len, cap, p, now, emit, emit_cap, n_emit);
+	ser_torn_end(s);
 	return v;
 }

@@ -777,6 +777,14 @@ hold(struct ser *s, struct ser_word *w, uint64_t now)
 }
 
 void
+ser_word_torn(struct ser *s, uint32_t wi, uint64_t now)
+{
+	s->words[wi].flags |= WF_DIRTY;
+	hold(s, &s->words[wi], now);
+	quiesce(s, &s->words[wi]);
+}
+
+void
 ser_word_orphan_busy(struct ser *s, uint32_t wi, uint64_t now)
 {
 	hold(s, &s->words[wi], now);

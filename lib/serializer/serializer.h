@@ -126,6 +126,21 @@ struct ser_params {
 	 * serializer keeps it: opens, pairs, ages); NULL: a table of its own
 	 * with max_conns, conn_idle_tsc, learn_holdoff_tsc and ring_size. */
 	struct rc_table *rc;
+	/*
+	 * State that outlives the process (swordd --state): the table, its
+	 * connections (its own, rc must be NULL) and every word in one block
+	 * of state_len >= ser_state_size() bytes, 64-byte aligned, zero when
+	 * new (a fresh file).  state_adopt: the block holds what an earlier
+	 * process left (same ser_state_shape); ser_create goes on from it:
+	 * what that process was in the middle of when it died is given up
+	 * (ser_state.c), the regions become prm's, counters start at 0.
+	 * state_now: the clock at create (holds on given-up words start
+	 * here).  ser_destroy leaves the block alone.
+	 */
+	void *state_mem;
+	size_t state_len;
+	bool state_adopt;
+	uint64_t state_now;
 };
 
 enum ser_verdict {
@@ -211,6 +226,18 @@ struct ser;
 /* NULL on bad parameters (errno set: EINVAL, ENOMEM). */
 struct ser *ser_create(const struct ser_params *prm);
 void ser_destroy(struct ser *s);
+/* The block a state segment needs for prm (0: prm is refused), and a hash
+ * of everything the block's layout depends on (this build's structures
+ * and prm's sizes): a block made under another shape is never adopted. */
+size_t ser_state_size(const struct ser_params *prm);
+uint64_t ser_state_shape(const struct ser_params *prm);
+/* What the last adoption gave up (ser_state.c): connections ended and
+ * words forgotten because the previous process died in the middle of a
+ * frame that touched them. */
+struct ser_adopt_info {
+	uint32_t conns, conns_given_up, words_known, words_given_up;
+};
+void ser_adopt_info(const struct ser *s, struct ser_adopt_info *ai);
 
 /* Drop all state (what a restart does): words unknown, no connections. */
 void ser_reset(struct ser *s);

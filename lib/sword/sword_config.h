@@ -250,6 +250,9 @@ struct sword_clover_conf {
 
 struct sword_config {
 	char source[256];          /* file loaded last, or "built-in defaults" */
+	/* swordd --state PATH: atomic replacement's tables live in PATH.wN
+	 * (lib/sword/sword_state.h) and a restart adopts them; "" = none */
+	char state_path[200];
 
 	SWORD_KEYS_PORTS(SWORD_KEY_FIELD)
 	SWORD_KEYS_CORES(SWORD_KEY_FIELD)

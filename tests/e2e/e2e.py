@@ -104,7 +104,8 @@ class Topology:
     """Namespaces C and S joined through swordd (path='swordd') or a veth pair."""
 
     def __init__(self, path="swordd", accel=False, pcap=False, d=None, learn_holdoff_ms=0,
-                 remap=False, lanes=1, out_of_band=True, swordd_set=(), ctl_pcap=False):
+                 remap=False, lanes=1, out_of_band=True, swordd_set=(), ctl_pcap=False,
+                 swordd_args=()):
         """swordd_set: extra swordd --set SECTION.KEY=VALUE overrides (after
         the generated file; swordd refuses an unknown key, exit 2: see
         check_swordd_config).  ctl_pcap: the captures also keep roce-peer's
@@ -112,6 +113,7 @@ class Topology:
         which mark where a QP's new life starts on the wire."""
         self.d = d or t.tmpdir()
         self.swordd_set = list(swordd_set)
+        self.swordd_args = list(swordd_args)   # more swordd options (--state PATH)
         tg = t.tag()
         self.ns_c, self.ns_s = "e2ec%s" % tg, "e2es%s" % tg
         self.if_c, self.if_s = "e2c%s" % tg, "e2s%s" % tg
@@ -183,7 +185,7 @@ class Topology:
         out = []
         for kv in self.swordd_set:
             out += ["--set", kv]
-        return out
+        return out + self.swordd_args
 
     def start_swordd(self):
         """afpacket path: a new swordd on the same ports (the first one, or

@@ -6,7 +6,8 @@ while roce-peer lock clients run through it with acceleration on.
 
   test_restart.py [--restarts N] [--outage-ms MS] [--duration S] [--clients C]
                   [--qps Q] [--locks L] [--rto-us US] [--max-retries N]
-                  [--initial-psn P] [--no-accel] [--remap] [--json FILE]
+                  [--initial-psn P] [--no-accel] [--remap] [--state]
+                  [--json FILE]
 
 Topology: e2e's "afpacket" path (veth pairs, swordd on net_af_packet in its
 own namespace): the veths are the cables and stay while swordd is dead, as
@@ -91,12 +92,18 @@ def body():
     ap.add_argument("--initial-psn", type=int, default=None)
     ap.add_argument("--no-accel", action="store_true")
     ap.add_argument("--remap", action="store_true")
+    ap.add_argument("--state", action="store_true",
+                    help="swordd --state: each restart adopts the tables the killed "
+                         "instance left; asserts 0 QP errors and 0 leaked locks")
     ap.add_argument("--json", help="write the figures here")
     a, _ = ap.parse_known_args()
     accel = not a.no_accel
 
+    d = t.tmpdir()
     topo = e2e.Topology("afpacket", accel=accel, pcap=False, learn_holdoff_ms=1000,
-                        remap=a.remap)
+                        remap=a.remap, d=d,
+                        swordd_args=(["--state", os.path.join(d, "state", "swordd")]
+                                     if a.state else []))
     events = []
 
     def snapshot():
@@ -205,6 +212,15 @@ def body():
         first = events[0]["before_kill"] if events else {}
         t.check(first.get("fn_remap_stitched", 0) > 0,
                 "nothing was remapped before the first kill: %r" % first)
+    if a.state:
+        # each instance says what it found (its log's "state:" lines)
+        adopted = [ln for ln in topo.sw.stderr().splitlines() + topo.sw.stdout().splitlines()
+                   if "state: " in ln]
+        t.log("last instance: %s" % adopted)
+        t.check(any("adopted (generation %d)" % (a.restarts + 1) in ln for ln in adopted),
+                "the last instance did not adopt the state: %r" % adopted)
+        t.check_eq(fig["qp_errors"], 0, "QP errors across restarts with --state")
+        t.check_eq(leaked, [], "locks left held at the end with --state")
     if a.no_accel:
         # pass-through: swordd keeps no state the endpoints depend on, so
         # an outage inside the retry budget costs retransmissions only

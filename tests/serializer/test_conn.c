@@ -14,6 +14,7 @@
  * and PSNs are what real deployments do.
  */
 #include <check.h>
+#include <errno.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 
 #include "rc.h"
 #include "roce.h"
+#include "ser_internal.h"
 #include "serializer.h"
 #include "sim.h"
 
@@ -1313,6 +1315,163 @@ START_TEST(t_restart_granted_write_in_flight)
 }
 END_TEST
 
+/* A sim whose serializer lives in a state block (swordd --state). */
+static void *
+state_init(struct sim *s, const char *name)
+{
+	size_t len;
+	void *mem;
+
+	init(s, 2, 0, false, name);
+	len = (ser_state_size(&s->prm) + 63) & ~(size_t)63;
+	ck_assert_uint_gt(len, 0);
+	mem = aligned_alloc(64, len);
+	ck_assert_ptr_nonnull(mem);
+	memset(mem, 0, len);
+	s->prm.state_mem = mem;
+	s->prm.state_len = len;
+	ck_assert_int_eq(sim_reconfigure(s), 0);
+	return mem;
+}
+
+/* swordd killed and started again on its state block: nothing of the old
+ * process is destroyed, the new one adopts the block. */
+static void
+state_restart(struct sim *s, struct ser_adopt_info *ai)
+{
+	s->prm.state_adopt = true;
+	s->prm.state_now = s->now;
+	s->ser = ser_create(&s->prm);
+	s->prm.state_adopt = false;
+	ck_assert_msg(s->ser != NULL, "adoption refused: %s", strerror(errno));
+	ser_start(s->ser, s->now);
+	ser_adopt_info(s->ser, ai);
+}
+
+/*
+ * The restart limit the state segment is for (doc/operating.md,
+ * "Restart"): A's CAS is granted here and runs at the server as a WRITE,
+ * its answer is lost, swordd restarts.  _i 0: the new instance adopts the
+ * old one's state (swordd --state): A's retransmission gets "granted"
+ * and B's CAS later fails on A's value.  _i 1: it starts empty, as
+ * without --state: the server has no atomic result for a WRITE, nobody
+ * can answer A any more, and A's QP hangs on it.
+ */
+START_TEST(t_restart_adopts_state)
+{
+	struct sim s;
+	struct ser_adopt_info ai;
+	void *mem = state_init(&s, _i ? "conn-restart-empty" : "conn-restart-adopt");
+
+	learn(&s, 1, lock_va(5));                 /* B: 3185, 3186 */
+	post_read(&s, 0);                         /* A: 3185 */
+	sim_flow(&s, 1000);
+	post_cas(&s, 0, lock_va(5), 1, 0);        /* A: 3186, granted here */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert_uint_eq(s.q[Q_S2M].n, 1);       /* its WRITE(1) */
+	ck_assert(sim_deliver(&s, Q_S2M, 0));
+	ck_assert_uint_eq(s.q[Q_M2S].n, 1);       /* the server's ACK */
+	ck_assert(sim_deliver(&s, Q_M2S, 0));
+	ck_assert_uint_eq(s.q[Q_S2C].n, 1);       /* A's ATOMIC ACK ... */
+	ck_assert(sim_drop(&s, Q_S2C, 0));        /* ... lost */
+	if (_i == 0) {
+		state_restart(&s, &ai);
+		ck_assert_uint_eq(ai.conns, 2);
+		ck_assert_uint_eq(ai.conns_given_up, 0);
+		ck_assert_uint_ge(ai.words_known, 1);
+	} else {
+		ser_reset(s.ser);
+		ser_start(s.ser, s.now);
+	}
+	sim_run(&s, 400000, 40);                  /* A's timer resends */
+	if (_i == 0) {
+		ck_assert_int_eq(s.cl[0].next_psn, s.cl[0].oldest);
+		ck_assert_uint_eq(atomic_result(&s, 0, 3186), 0);   /* granted */
+		post_cas(&s, 1, lock_va(5), 2, 0);                  /* B: 3187 */
+		finish(&s);
+		ck_assert_uint_eq(atomic_result(&s, 1, 3187), 1);   /* A holds it */
+		ck_assert_uint_eq(C(&s)->failed_local, 1);          /* B: decided on A's value */
+	} else {
+		ck_assert_int_ne(s.cl[0].next_psn, s.cl[0].oldest);
+	}
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 1);
+	sim_free(&s);
+	free(mem);
+}
+END_TEST
+
+/*
+ * swordd killed in the middle of A's CAS: the block holds the state from
+ * before the frame (_i 0: its WRITE never left) or after it (_i 1: it
+ * left and ran), with the frame marked as in progress, as ser_on_request
+ * leaves it at any instruction between.  The new instance must give up
+ * A's connection and forget the word (nothing half made is decided on):
+ * B's CAS then goes to the server as a real atomic and its answer is the
+ * server's.  Never two holders: memory holds exactly the winner's value.
+ */
+START_TEST(t_restart_torn_frame)
+{
+	struct sim s;
+	struct ser_adopt_info ai;
+	void *mem = state_init(&s, _i ? "conn-restart-torn-after" : "conn-restart-torn-before");
+	size_t len = s.prm.state_len;
+	void *before = malloc(len);
+	struct ser *old;
+	uint64_t b;
+	uint32_t wi;
+
+	ck_assert_ptr_nonnull(before);
+	learn(&s, 1, lock_va(5));                 /* B: 3185, 3186 */
+	post_read(&s, 0);                         /* A: 3185 */
+	sim_flow(&s, 1000);
+	memcpy(before, mem, len);
+	post_cas(&s, 0, lock_va(5), 1, 0);        /* A: 3186 */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert_uint_eq(s.q[Q_S2M].n, 1);
+	if (_i == 0) {
+		memcpy(mem, before, len);
+		ck_assert(sim_drop(&s, Q_S2M, 0));
+	} else {
+		ck_assert(sim_deliver(&s, Q_S2M, 0));
+		ck_assert(sim_drop(&s, Q_M2S, 0));   /* its ACK reaches no swordd */
+	}
+	old = mem;
+	ser_torn_begin(old, TORN_REQUEST, sim_client_ip(&s, 0), SIM_SERVER_IP);
+	old->torn.word = old->regions[0].first_word + (uint32_t)((lock_va(5) - SIM_LOCKS) / 8);
+	old->torn.nwords = 1;
+	state_restart(&s, &ai);
+	ck_assert_uint_eq(ai.conns_given_up, 1);
+	ck_assert_uint_ge(ai.words_given_up, 1);
+	/* forgotten, or dirty until what it holds runs out: never decided on */
+	wi = s.ser->regions[0].first_word + (uint32_t)((lock_va(5) - SIM_LOCKS) / 8);
+	ck_assert(s.ser->words[wi].state != W_KNOWN || (s.ser->words[wi].flags & WF_DIRTY));
+	post_cas(&s, 1, lock_va(5), 2, 0);        /* B: 3187 */
+	sim_flow(&s, 100000);
+	/* _i 1: A's WRITE, orphaned with A's connection, gates the word
+	 * until it expires (pending_expire: 50 M here; the sim's clients retry
+	 * for good) */
+	sim_run(&s, 8000000, 1000);
+	b = atomic_result(&s, 1, 3187);
+	if (_i == 0) {
+		/* A's CAS reaches the server as a real atomic, B's too: one wins */
+		ck_assert_int_eq(s.cl[0].next_psn, s.cl[0].oldest);
+		if (b == 0)
+			ck_assert_uint_eq(atomic_result(&s, 0, 3186), 2);
+		else
+			ck_assert_uint_eq(atomic_result(&s, 0, 3186), 0);
+		ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), b == 0 ? 2 : 1);
+	} else {
+		/* A's WRITE ran: B fails on A's value (A's own answer is given
+		 * up with its connection: the cost of a torn frame) */
+		ck_assert_uint_eq(b, 1);
+		ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 1);
+	}
+	sim_free(&s);
+	free(before);
+	free(mem);
+}
+END_TEST
+
 /*
  * An FAA decided here, then the QP re-created out of band (same QPN, same
  * PSNs) and the same requests sent again: two READs and the same
@@ -1864,6 +2023,11 @@ conn_suite(void)
 	tcase_add_loop_test(tc, t_faa_new_life_runs, 0, 2);
 	tcase_add_test(tc, t_drain_known_word_passes_real);
 	tcase_add_test(tc, t_drain_pending_write_keeps_gating);
+	suite_add_tcase(su, tc);
+	tc = tcase_create("state");
+	tcase_set_timeout(tc, 600);
+	tcase_add_loop_test(tc, t_restart_adopts_state, 0, 2);
+	tcase_add_loop_test(tc, t_restart_torn_frame, 0, 2);
 	suite_add_tcase(su, tc);
 	tc = tcase_create("cm");
 	tcase_add_test(tc, t_rc_find_req_last_answer);

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sword_state.c — state segments (sword_state.h).  EAL-free: plain files,
+ * mmap and flock, so tests drive it directly.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sword_state.h"
+
+#define STATE_MAGIC "SWORDSEG"
+/* Bump when the header changes. */
+#define STATE_VERSION 1u
+
+struct state_hdr {
+	char magic[8];
+	uint32_t version;
+	uint32_t hdr_len;
+	uint64_t shape;
+	uint64_t data_len;
+	uint64_t generation;
+	char boot_id[40];
+	int32_t pid;         /* the process that holds it last */
+	uint32_t ready;      /* 1 once the header is whole */
+};
+
+static void
+boot_id(char out[40])
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	memset(out, 0, 40);
+	if (f == NULL)
+		return;
+	if (fgets(out, 40, f) == NULL)
+		memset(out, 0, 40);
+	fclose(f);
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* Why the file found at open is not adopted, or NULL if it is. */
+static const char *
+refusal(const struct state_hdr *h, off_t size, uint64_t shape, size_t data_len,
+	const char *boot, char *buf, size_t len)
+{
+	if ((size_t)size < sizeof(*h))
+		return "truncated (shorter than its header)";
+	if (memcmp(h->magic, STATE_MAGIC, 8) != 0)
+		return "not a swordd state segment";
+	if (h->ready != 1)
+		return "its header was never completed";
+	if (h->version != STATE_VERSION || h->hdr_len != SWORD_STATE_HDR) {
+		snprintf(buf, len, "segment format %u, this swordd writes %u", h->version,
+			 STATE_VERSION);
+		return buf;
+	}
+	if (h->shape != shape || h->data_len != data_len) {
+		snprintf(buf, len, "made for another build or configuration (shape %016llx, "
+			 "%llu bytes; this swordd: %016llx, %zu bytes)",
+			 (unsigned long long)h->shape, (unsigned long long)h->data_len,
+			 (unsigned long long)shape, data_len);
+		return buf;
+	}
+	if ((uint64_t)size < SWORD_STATE_HDR + data_len)
+		return "truncated";
+	if (strncmp(h->boot_id, boot, 40) != 0)
+		return "from another boot";
+	return NULL;
+}
+
+int
+sword_state_open(struct sword_state *st, const char *path, uint64_t shape,
+		 size_t data_len, bool adopt_ok, char *why, size_t whylen)
+{
+	struct state_hdr h, *hp;
+	struct stat sb;
+	char boot[40], buf[256];
+	const char *no = NULL;
+	bool fresh;
+	size_t total = SWORD_STATE_HDR + ((data_len + 4095) & ~(size_t)4095);
+
+	memset(st, 0, sizeof(*st));
+	st->fd = -1;
+	snprintf(st->path, sizeof(st->path), "%s", path);
+	/* its directory, once (systemd's RuntimeDirectory= makes /run/sword) */
+	snprintf(buf, sizeof(buf), "%s", path);
+	if (strrchr(buf, '/') != NULL && strrchr(buf, '/') != buf) {
+		*strrchr(buf, '/') = '\0';
+		if (mkdir(buf, 0700) != 0 && errno != EEXIST) {
+			snprintf(why, whylen, "%s: cannot make its directory: %s", path,
+				 strerror(errno));
+			return -1;
+		}
+	}
+	st->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (st->fd < 0) {
+		snprintf(why, whylen, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(st->fd, LOCK_EX | LOCK_NB) != 0) {
+		int32_t pid = 0;
+
+		if (pread(st->fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h))
+			pid = h.pid;
+		snprintf(why, whylen, "%s: in use by another swordd (pid %d): two processes "
+			 "must never share one state", path, (int)pid);
+		close(st->fd);
+		st->fd = -1;
+		return -1;
+	}
+	if (fstat(st->fd, &sb) != 0) {
+		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	boot_id(boot);
+	memset(&h, 0, sizeof(h));
+	if (sb.st_size == 0) {
+		fresh = true;
+		no = "none yet";
+	} else {
+		if (pread(st->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+			memset(&h, 0, sizeof(h));
+		no = refusal(&h, sb.st_size, shape, data_len, boot, buf, sizeof(buf));
+		if (no == NULL && !adopt_ok)
+			no = "not adopted (this configuration does not keep state across a restart)";
+		fresh = no != NULL;
+	}
+	if (fresh) {
+		/* start over: every byte zero, the header last */
+		if (ftruncate(st->fd, 0) != 0 || ftruncate(st->fd, (off_t)total) != 0) {
+			snprintf(why, whylen, "%s: cannot size to %zu bytes: %s", path, total,
+				 strerror(errno));
+			goto fail;
+		}
+	} else if ((size_t)sb.st_size != total && ftruncate(st->fd, (off_t)total) != 0) {
+		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	st->map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, st->fd, 0);
+	if (st->map == MAP_FAILED) {
+		st->map = NULL;
+		snprintf(why, whylen, "%s: cannot map %zu bytes: %s", path, total, strerror(errno));
+		goto fail;
+	}
+	st->map_len = total;
+	st->data = (uint8_t *)st->map + SWORD_STATE_HDR;
+	st->data_len = data_len;
+	hp = st->map;
+	if (fresh) {
+		memcpy(hp->magic, STATE_MAGIC, 8);
+		hp->version = STATE_VERSION;
+		hp->hdr_len = SWORD_STATE_HDR;
+		hp->shape = shape;
+		hp->data_len = data_len;
+		memcpy(hp->boot_id, boot, sizeof(hp->boot_id));
+		hp->generation = 0;
+	}
+	hp->generation++;
+	hp->pid = (int32_t)getpid();
+	__atomic_store_n(&hp->ready, 1, __ATOMIC_RELEASE);
+	st->generation = hp->generation;
+	st->adopted = !fresh;
+	if (st->adopted)
+		snprintf(why, whylen, "%s: adopted (generation %llu)", path,
+			 (unsigned long long)st->generation);
+	else
+		snprintf(why, whylen, "%s: new, %zu bytes (previous: %s)", path, total, no);
+	return 0;
+fail:
+	sword_state_close(st);
+	return -1;
+}
+
+void
+sword_state_close(struct sword_state *st)
+{
+	if (st->map != NULL)
+		munmap(st->map, st->map_len);
+	if (st->fd >= 0)
+		close(st->fd);   /* the lock goes with it */
+	st->map = NULL;
+	st->fd = -1;
+}
