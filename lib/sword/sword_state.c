@@ -88,15 +88,16 @@ sword_state_open(struct sword_state *st, const char *path, uint64_t shape,
 	memset(st, 0, sizeof(*st));
 	st->fd = -1;
 	snprintf(st->path, sizeof(st->path), "%s", path);
-	/* its directory, once (systemd's RuntimeDirectory= makes /run/sword) */
+	/* its directories (systemd's RuntimeDirectory= makes /run/sword) */
 	snprintf(buf, sizeof(buf), "%s", path);
-	if (strrchr(buf, '/') != NULL && strrchr(buf, '/') != buf) {
-		*strrchr(buf, '/') = '\0';
+	for (char *sl = strchr(buf + 1, '/'); sl != NULL; sl = strchr(sl + 1, '/')) {
+		*sl = '\0';
 		if (mkdir(buf, 0700) != 0 && errno != EEXIST) {
-			snprintf(why, whylen, "%s: cannot make its directory: %s", path,
+			snprintf(why, whylen, "%s: cannot make %s: %s", path, buf,
 				 strerror(errno));
 			return -1;
 		}
+		*sl = '/';
 	}
 	st->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (st->fd < 0) {
