@@ -20,6 +20,8 @@
  *   config bits 3-4  clients 2, 3, 4, 2
  *   config bit 5     every QP starts at PSN 3185 (Sherman), else spread
  *   config bit 6     the server coalesces WRITE ACKs
+ *   config bit 7     acceleration alone: the serializer in a state block
+ *                    (restarts adopt it)
  * Steps (client = op>>4 mod clients; "word" = b1 bit 3 ? data word :
  * lock word, b1 & 3; a value byte v means v&0x80 ? client tag : v & 7):
  *   0 READ word   1 WRITE word := value(b2) (AckReq b3&1)
@@ -34,7 +36,11 @@
  *      posted again: its first ones (b1 bit 3: identical requests at the
  *      same PSNs) or its last ones
  *   12 swordd restart (ser_reset + ser_start; acceleration alone only):
- *      frames on their way to the server arrive, its answers are lost
+ *      frames on their way to the server arrive, its answers are lost;
+ *      with config bit 7 the serializer lives in a state block and the
+ *      new instance adopts it (swordd --state): a pause, judged in full,
+ *      or with b1 bit 6 killed before its last frame was over (that
+ *      frame's hosts' connections given up; judged as a restart)
  *   13 run b1 & 31 random deliveries (sim_step)
  *   14,15 deliver the oldest frame of every queue once
  * Then sim_run to quiescence (client timers go-back-N) and judge.
@@ -105,7 +111,8 @@
  * Reading a reproducer: FUZZ_CLOSED_TRACE=1 prints every op and execution
  * on a violation; FUZZ_CLOSED_PCAP=NAME writes $SER_OUT_DIR/NAME-{in,out}
  * .pcap; FUZZ_CLOSED_STATS=1 prints the counters above; FUZZ_CLOSED_MODE=N
- * sets config bits 0-2 of every input (a campaign on one deployment).
+ * sets config bits 0-2 of every input (a campaign on one deployment),
+ * FUZZ_CLOSED_STATE=1 sets bit 7 (restarts adopt a state block).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -116,6 +123,7 @@
 #include <rte_byteorder.h>
 
 #include "roce.h"
+#include "ser_internal.h"
 #include "sim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -154,6 +162,7 @@ static struct {
 	struct sim s;
 	int ncl, cfg;
 	bool remap, accel, restarted, recreated, overflow;
+	bool state;             /* config bit 7, acceleration alone: a state block */
 	int life[SIM_MAX_CL];
 	struct life lives[SIM_MAX_CL][MAXLIFE];
 	struct ex ex[MAXEX];
@@ -496,6 +505,29 @@ setup(uint8_t cfg)
 	if (sim_init_ex(&Z.s, Z.ncl, Z.accel, (cfg & 0x40) != 0,
 			getenv("FUZZ_CLOSED_PCAP"), &o))
 		return -1;
+	/* the serializer in a state block (swordd --state): a restart
+	 * adopts it instead of starting empty */
+	Z.state = (cfg & 0x80) && mode == 0;
+	if (Z.state) {
+		static void *block;
+		static size_t block_len;
+		size_t len = (ser_state_size(&Z.s.prm) + 63) & ~(size_t)63;
+
+		if (len == 0)
+			return -1;
+		if (len > block_len) {
+			free(block);
+			block = aligned_alloc(64, len);
+			if (block == NULL)
+				return -1;
+			block_len = len;
+		}
+		Z.s.prm.state_mem = block;
+		Z.s.prm.state_len = block_len;
+		Z.s.prm.state_adopt = false;
+		if (sim_reconfigure(&Z.s) != 0)
+			return -1;
+	}
 	Z.s.srv.on_exec = on_exec;
 	for (int i = 0; i < Z.ncl; i++) {
 		Z.s.cl[i].done = on_done;
@@ -584,6 +616,27 @@ step(const uint8_t *b)
 				;
 			while (s->q[Q_M2S].n)
 				sim_drop(s, Q_M2S, 0);
+			if (Z.state) {
+				/* b1 bit 6: killed before the last frame it
+				 * handled was over (its changes all made, the
+				 * frame still marked): that frame's hosts'
+				 * connections are given up, judged as a
+				 * restart; else a pause, judged in full */
+				if (b[1] & 0x40) {
+					s->ser->torn.what = TORN_REQUEST;
+					Z.restarted = true;
+				}
+				s->prm.state_adopt = true;
+				s->prm.state_now = s->now;
+				s->ser = ser_create(&s->prm);
+				s->prm.state_adopt = false;
+				if (s->ser == NULL) {
+					fprintf(stderr, "fuzz_closed: HARNESS: state not adopted\n");
+					abort();
+				}
+				ser_start(s->ser, s->now);
+				break;
+			}
 			ser_reset(s->ser);
 			ser_start(s->ser, s->now);
 			Z.restarted = true;
@@ -1127,9 +1180,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	/* FUZZ_CLOSED_MODE=N: config bits 0-2 (the functions) are N for every
 	 * input (a campaign on one deployment; 0: acceleration alone) */
-	if (setup(getenv("FUZZ_CLOSED_MODE") ?
-		  (uint8_t)((data[0] & ~7u) | (strtoul(getenv("FUZZ_CLOSED_MODE"), NULL, 0) & 7)) :
-		  data[0])) {
+	if (setup((uint8_t)((getenv("FUZZ_CLOSED_MODE") ?
+			     (uint8_t)((data[0] & ~7u) |
+				       (strtoul(getenv("FUZZ_CLOSED_MODE"), NULL, 0) & 7)) :
+			     data[0]) | (getenv("FUZZ_CLOSED_STATE") ? 0x80 : 0)))) {
 		fprintf(stderr, "fuzz_closed: sim_init failed\n");
 		abort();
 	}
