@@ -6,7 +6,7 @@ while roce-peer lock clients run through it with acceleration on.
 
   test_restart.py [--restarts N] [--outage-ms MS] [--duration S] [--clients C]
                   [--qps Q] [--locks L] [--rto-us US] [--max-retries N]
-                  [--initial-psn P] [--no-accel] [--remap] [--state]
+                  [--initial-psn P] [--no-accel] [--remap] [--state [--upgrade]]
                   [--json FILE]
 
 Topology: e2e's "afpacket" path (veth pairs, swordd on net_af_packet in its
@@ -36,6 +36,12 @@ clients' retry budget), so every client connection running at a kill
 times out (QP error) instead of reaching its server QP with PSNs the lane
 has passed (lib/remap/README.md, "Restart").  Safety is asserted the same
 way; the QPs lost are reported.
+
+--state: swordd --state (lib/sword/sword_state.h): each instance adopts the
+tables the killed one left; asserts 0 QP errors and 0 leaked locks too.
+--state --upgrade: each restart is an upgrade whose layout differs (the
+new instance refuses the segment and starts empty), after the upgrade
+drain; the same assertions.
 
 Asserts (safety): no client saw a violation (mutual exclusion, lost
 update); no frame with a bad ICRC anywhere; the server saw no malformed
@@ -95,6 +101,12 @@ def body():
     ap.add_argument("--state", action="store_true",
                     help="swordd --state: each restart adopts the tables the killed "
                          "instance left; asserts 0 QP errors and 0 leaked locks")
+    ap.add_argument("--upgrade", action="store_true",
+                    help="with --state: each restart is an upgrade whose state layout "
+                         "differs (tables.qps alternates, so the new instance refuses the "
+                         "segment and starts empty), after the upgrade drain "
+                         "(/sword/drain until drained); asserts 0 QP errors and 0 leaked "
+                         "locks")
     ap.add_argument("--json", help="write the figures here")
     a, _ = ap.parse_known_args()
     accel = not a.no_accel
@@ -116,10 +128,28 @@ def body():
         st = st.get("/sword/stats", st) if isinstance(st, dict) else {}
         return {k: st.get(k) for k in SNAP_KEYS if k in st}
 
+    def drain():
+        """The upgrade drain: nothing new rewritten, then wait until nothing
+        rewritten is unanswered (doc/operating.md, Upgrade drain)."""
+        t0 = time.monotonic()
+        topo.sw.telemetry("/sword/drain")
+        st = {}
+        while time.monotonic() - t0 < 20:
+            st = topo.sw.telemetry("/sword/drain,status")
+            st = st.get("/sword/drain,status", st)
+            if st.get("drained") == "true":
+                return round(time.monotonic() - t0, 2)
+            time.sleep(0.1)
+        raise t.TestFailure("swordd not drained after 20 s: %r" % st)
+
     def during(procs):
         time.sleep(a.warmup)
         for i in range(a.restarts):
             ev = {"restart": i + 1, "before_kill": snapshot()}
+            if a.upgrade:
+                ev["drain_s"] = drain()
+                # the next build's layout differs: its sizes do
+                topo.swordd_set = ["tables.qps=%d" % (512 if i % 2 == 0 else 1024)]
             t0 = time.monotonic()
             topo.kill_swordd()
             time.sleep(a.outage_ms / 1000.0)
@@ -217,8 +247,13 @@ def body():
         adopted = [ln for ln in topo.sw.stderr().splitlines() + topo.sw.stdout().splitlines()
                    if "state: " in ln]
         t.log("last instance: %s" % adopted)
-        t.check(any("adopted (generation %d)" % (a.restarts + 1) in ln for ln in adopted),
-                "the last instance did not adopt the state: %r" % adopted)
+        if a.upgrade:
+            t.check(any("made for another build or configuration" in ln for ln in adopted),
+                    "the last instance did not refuse the other layout: %r" % adopted)
+            t.log("drains: %s s" % [e["drain_s"] for e in events])
+        else:
+            t.check(any("adopted (generation %d)" % (a.restarts + 1) in ln for ln in adopted),
+                    "the last instance did not adopt the state: %r" % adopted)
         t.check_eq(fig["qp_errors"], 0, "QP errors across restarts with --state")
         t.check_eq(leaked, [], "locks left held at the end with --state")
     if a.no_accel:
