@@ -129,12 +129,22 @@ create_in_state(struct ser_fn *f, const struct ser_params *base,
 	char path[256], why[512];
 	size_t len;
 
+	uint64_t prev_run, this_run;
+
 	prm.rc = NULL;   /* the segment holds the connection table too */
 	len = ser_state_size(&prm);
 	snprintf(path, sizeof(path), "%s.w%u", cfg->state_path, f->worker);
-	if (len == 0 || sword_state_open(&f->state, path, ser_state_shape(&prm), len,
-					 !cfg->failover_bypass, why, sizeof(why)) != 0) {
-		SWORD_LOG(ERR, "state: %s", len == 0 ? "no layout for this configuration" : why);
+	if (len == 0) {
+		SWORD_LOG(ERR, "state: %s: no layout for this configuration", path);
+		return -1;
+	}
+	if (sword_state_run(cfg->state_path, &prev_run, &this_run, why, sizeof(why)) != 0 ||
+	    sword_state_open_run(&f->state, path, ser_state_shape(&prm), len,
+				 !cfg->failover_bypass, prev_run, this_run, why, sizeof(why)) != 0 ||
+	    sword_state_run_commit(cfg->state_path, why, sizeof(why)) != 0) {
+		SWORD_LOG(ERR, "state: %s", why);
+		if (f->state.map != NULL)
+			sword_state_close(&f->state);
 		return -1;
 	}
 	f->in_state = true;
@@ -145,7 +155,9 @@ create_in_state(struct ser_fn *f, const struct ser_params *base,
 	f->ser = ser_create(&prm);
 	if (f->ser == NULL && prm.state_adopt) {
 		SWORD_LOG(WARNING, "state: %s: the previous process's tables are refused (%s): "
-			  "starting empty", path, strerror(errno));
+			  "starting empty", path, errno == ESTALE ?
+			  "no request for longer than [atomic] conn_idle_ms: nothing in them is "
+			  "still awaited" : strerror(errno));
 		prm.state_adopt = false;
 		f->ser = ser_create(&prm);
 	}
@@ -154,10 +166,10 @@ create_in_state(struct ser_fn *f, const struct ser_params *base,
 		f->in_state = false;
 		return -1;
 	}
-	if (!prm.state_adopt) {
+	if (!f->state.adopted)
 		SWORD_LOG(INFO, "state: %s", why);
-		return 0;
-	}
+	if (!prm.state_adopt)
+		return 0;   /* new, or refused above */
 	ser_adopt_info(f->ser, &ai);
 	SWORD_LOG(INFO, "state: %s: %u connection(s), %u word(s) known; given up (a frame "
 		  "in progress when it ended): %u connection(s), %u word(s)", why, ai.conns,
@@ -179,8 +191,20 @@ fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 	if (f == NULL)
 		return NULL;
 	f->worker = (uint16_t)worker_id;
-	if (prm.n_regions == 0)
-		return f;               /* this worker owns no lock region */
+	if (prm.n_regions == 0 || (cfg->state_path[0] != '\0' && cfg->remapping)) {
+		char why[400];
+
+		/* a process that keeps no segment is a link of the chain too:
+		 * the segments of the one before are older than this one */
+		if (cfg->state_path[0] != '\0' &&
+		    sword_state_run_commit(cfg->state_path, why, sizeof(why)) != 0) {
+			SWORD_LOG(ERR, "state: %s", why);
+			rte_free(f);
+			return NULL;
+		}
+		if (prm.n_regions == 0)
+			return f;       /* this worker owns no lock region */
+	}
 	/* the worker's connection table, shared with remapping */
 	prm.rc = sword_worker_rc(w);
 	prm.defer_resign = true;   /* the worker re-signs once (ctx->resign_due) */

@@ -181,6 +181,24 @@ adopt(struct ser *s, const struct ser_params *prm, uint64_t now)
 	/* a reload torn in the middle: the words no longer say whose they are */
 	if (s->torn.what == TORN_REGIONS)
 		return -EBADMSG;
+	/* Only a block some client may still be waiting on: its newest
+	 * request within conn_idle (above the clients' retry budget).  An
+	 * older one has nothing left to answer, and its words may have
+	 * moved since (a worker that did not run in between, with its
+	 * server on another: swordd started with fewer workers). */
+	{
+		uint64_t newest = 0;
+
+		for (uint32_t i = 0; i < s->prm.max_conns; i++) {
+			const struct rc_conn *c = rc_at(t, i);
+
+			if (c != NULL && c->last_seen > newest)
+				newest = c->last_seen;
+		}
+		if (newest == 0 || now < newest ||
+		    (s->prm.conn_idle_tsc && now - newest > s->prm.conn_idle_tsc))
+			return -ESTALE;
+	}
 	memset(&s->adopted, 0, sizeof(s->adopted));
 	for (uint32_t i = 0; i < s->prm.max_conns; i++) {
 		struct ser_conn *sc = &s->conns[i];

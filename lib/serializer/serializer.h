@@ -134,6 +134,8 @@ struct ser_params {
 	 * process left (same ser_state_shape); ser_create goes on from it:
 	 * what that process was in the middle of when it died is given up
 	 * (ser_state.c), the regions become prm's, counters start at 0.
+	 * A block whose newest request is older than conn_idle_tsc is
+	 * refused (ESTALE; EBADMSG: damaged or torn in a reload).
 	 * state_now: the clock at create (holds on given-up words start
 	 * here).  ser_destroy leaves the block alone.
 	 */

@@ -10,6 +10,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sword_state.h"
@@ -28,6 +29,7 @@ struct state_hdr {
 	char boot_id[40];
 	int32_t pid;         /* the process that holds it last */
 	uint32_t ready;      /* 1 once the header is whole */
+	uint64_t run;        /* ... and its run number (sword_state_run) */
 };
 
 static void
@@ -47,7 +49,7 @@ boot_id(char out[40])
 /* Why the file found at open is not adopted, or NULL if it is. */
 static const char *
 refusal(const struct state_hdr *h, off_t size, uint64_t shape, size_t data_len,
-	const char *boot, char *buf, size_t len)
+	const char *boot, uint64_t prev_run, char *buf, size_t len)
 {
 	if ((size_t)size < sizeof(*h))
 		return "truncated (shorter than its header)";
@@ -71,12 +73,87 @@ refusal(const struct state_hdr *h, off_t size, uint64_t shape, size_t data_len,
 		return "truncated";
 	if (strncmp(h->boot_id, boot, 40) != 0)
 		return "from another boot";
+	if (prev_run != 0 && h->run != prev_run)
+		return "left by an older process than the last one (which ran without it)";
 	return NULL;
 }
 
 int
 sword_state_open(struct sword_state *st, const char *path, uint64_t shape,
 		 size_t data_len, bool adopt_ok, char *why, size_t whylen)
+{
+	return sword_state_open_run(st, path, shape, data_len, adopt_ok, 0, 0, why, whylen);
+}
+
+static uint64_t run_prev, run_mine;
+static bool run_written;
+
+int
+sword_state_run(const char *base, uint64_t *prev_run, uint64_t *this_run, char *why,
+		size_t whylen)
+{
+	char path[300];
+	FILE *f;
+
+	(void)why;
+	(void)whylen;
+	if (run_mine == 0) {
+		struct timespec ts;
+
+		snprintf(path, sizeof(path), "%s.run", base);
+		f = fopen(path, "r");
+		if (f != NULL) {
+			unsigned long long v = 0;
+
+			if (fscanf(f, "%llu", &v) == 1)
+				run_prev = v;
+			fclose(f);
+		}
+		/* unique per process: its start time in ns and its pid */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		run_mine = ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) ^
+			   ((uint64_t)getpid() << 40);
+		if (run_mine == 0 || run_mine == run_prev)
+			run_mine++;
+	}
+	*prev_run = run_prev;
+	*this_run = run_mine;
+	return 0;
+}
+
+int
+sword_state_run_commit(const char *base, char *why, size_t whylen)
+{
+	char path[300];
+	FILE *f;
+
+	if (run_written)
+		return 0;
+	if (run_mine == 0) {
+		uint64_t p, m;
+
+		sword_state_run(base, &p, &m, why, whylen);
+	}
+	snprintf(path, sizeof(path), "%s.run", base);
+	f = fopen(path, "w");
+	if (f == NULL || fprintf(f, "%llu\n", (unsigned long long)run_mine) < 0) {
+		snprintf(why, whylen, "%s: cannot write: %s", path, strerror(errno));
+		if (f != NULL)
+			fclose(f);
+		return -1;
+	}
+	if (fclose(f) != 0) {
+		snprintf(why, whylen, "%s: cannot write: %s", path, strerror(errno));
+		return -1;
+	}
+	run_written = true;
+	return 0;
+}
+
+int
+sword_state_open_run(struct sword_state *st, const char *path, uint64_t shape,
+		     size_t data_len, bool adopt_ok, uint64_t prev_run, uint64_t this_run,
+		     char *why, size_t whylen)
 {
 	struct state_hdr h, *hp;
 	struct stat sb;
@@ -127,7 +204,7 @@ sword_state_open(struct sword_state *st, const char *path, uint64_t shape,
 	} else {
 		if (pread(st->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
 			memset(&h, 0, sizeof(h));
-		no = refusal(&h, sb.st_size, shape, data_len, boot, buf, sizeof(buf));
+		no = refusal(&h, sb.st_size, shape, data_len, boot, prev_run, buf, sizeof(buf));
 		if (no == NULL && !adopt_ok)
 			no = "not adopted (this configuration does not keep state across a restart)";
 		fresh = no != NULL;
@@ -164,6 +241,7 @@ sword_state_open(struct sword_state *st, const char *path, uint64_t shape,
 	}
 	hp->generation++;
 	hp->pid = (int32_t)getpid();
+	hp->run = this_run;
 	__atomic_store_n(&hp->ready, 1, __ATOMIC_RELEASE);
 	st->generation = hp->generation;
 	st->adopted = !fresh;

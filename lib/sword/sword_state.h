@@ -47,6 +47,24 @@ struct sword_state {
  */
 int sword_state_open(struct sword_state *st, const char *path, uint64_t shape,
 		     size_t data_len, bool adopt_ok, char *why, size_t whylen);
+/*
+ * The chain of processes.  A segment names the process that held it last
+ * (a run number); prev_run is the run of the process before this one (0:
+ * none), this_run this one's.  Only a segment the previous process held is
+ * adopted: one an older process left while the previous one ran without
+ * it (fewer workers) is refused, its words may have moved since.
+ * sword_state_run() reads prev_run from the run file base.run (once per
+ * process) and makes this_run; sword_state_run_commit() writes this_run
+ * there once the process holds its segments (or has none: every process
+ * that ran with base is a link of the chain, also one that kept no
+ * segment).  -1 + why if the run file cannot be written.
+ */
+int sword_state_run(const char *base, uint64_t *prev_run, uint64_t *this_run, char *why,
+		    size_t whylen);
+int sword_state_run_commit(const char *base, char *why, size_t whylen);
+int sword_state_open_run(struct sword_state *st, const char *path, uint64_t shape,
+			 size_t data_len, bool adopt_ok, uint64_t prev_run, uint64_t this_run,
+			 char *why, size_t whylen);
 /* Unmap and close; the file stays for the next process. */
 void sword_state_close(struct sword_state *st);
 

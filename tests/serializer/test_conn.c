@@ -1375,6 +1375,16 @@ START_TEST(t_restart_adopts_state)
 	ck_assert_uint_eq(s.q[Q_S2C].n, 1);       /* A's ATOMIC ACK ... */
 	ck_assert(sim_drop(&s, Q_S2C, 0));        /* ... lost */
 	if (_i == 0) {
+		/* a block nobody can still be waiting on is refused */
+		const uint64_t now = s.now;
+
+		s.now += s.prm.conn_idle_tsc + 1;
+		s.prm.state_adopt = true;
+		s.prm.state_now = s.now;
+		ck_assert_ptr_null(ser_create(&s.prm));
+		ck_assert_int_eq(errno, ESTALE);
+		s.prm.state_adopt = false;
+		s.now = now;
 		state_restart(&s, &ai);
 		ck_assert_uint_eq(ai.conns, 2);
 		ck_assert_uint_eq(ai.conns_given_up, 0);

@@ -147,6 +147,27 @@ START_TEST(t_two_processes_never)
 }
 END_TEST
 
+/* Runs 1, 2, 3: the segment of run 1, not held by run 2 (fewer workers),
+ * is refused by run 3; the one run 2 held is adopted. */
+START_TEST(t_chain_of_processes)
+{
+	struct sword_state st;
+	char why[512];
+
+	ck_assert_int_eq(sword_state_open_run(&st, path, SHAPE, LEN, true, 0, 1, why,
+					      sizeof(why)), 0);
+	sword_state_close(&st);
+	ck_assert_int_eq(sword_state_open_run(&st, path, SHAPE, LEN, true, 2, 3, why,
+					      sizeof(why)), 0);
+	ck_assert_msg(!st.adopted && strstr(why, "older process") != NULL, "%s", why);
+	sword_state_close(&st);
+	ck_assert_int_eq(sword_state_open_run(&st, path, SHAPE, LEN, true, 3, 4, why,
+					      sizeof(why)), 0);
+	ck_assert_msg(st.adopted, "%s", why);
+	sword_state_close(&st);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -159,6 +180,7 @@ main(void)
 	tcase_add_test(tc, t_adopt_same);
 	tcase_add_loop_test(tc, t_refused, 0, 8);
 	tcase_add_test(tc, t_two_processes_never);
+	tcase_add_test(tc, t_chain_of_processes);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);
