@@ -154,35 +154,34 @@ region_remove_(struct ser *s, const struct ser_region *r)
 	return 0;
 }
 
-int
-ser_region_add(struct ser *s, const struct ser_region *r)
+/* A change of the regions, marked for the next process should this one
+ * die in the middle of it (ser_state.c refuses such a block). */
+static int
+marked(struct ser *s, const struct ser_region *r,
+       int (*change)(struct ser *, const struct ser_region *))
 {
 	int rc;
 
 	ser_torn_begin(s, TORN_REGIONS, 0, 0);
-	rc = region_add_(s, r);
+	rc = change(s, r);
 	ser_torn_end(s);
 	return rc;
+}
+
+int
+ser_region_add(struct ser *s, const struct ser_region *r)
+{
+	return marked(s, r, region_add_);
 }
 
 int
 ser_region_retire(struct ser *s, const struct ser_region *r)
 {
-	int rc;
-
-	ser_torn_begin(s, TORN_REGIONS, 0, 0);
-	rc = region_retire_(s, r);
-	ser_torn_end(s);
-	return rc;
+	return marked(s, r, region_retire_);
 }
 
 int
 ser_region_remove(struct ser *s, const struct ser_region *r)
 {
-	int rc;
-
-	ser_torn_begin(s, TORN_REGIONS, 0, 0);
-	rc = region_remove_(s, r);
-	ser_torn_end(s);
-	return rc;
+	return marked(s, r, region_remove_);
 }
