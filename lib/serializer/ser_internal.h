@@ -145,6 +145,9 @@ struct ser_stub {
 	/* a real FAA in a fold (SF_FOLD): the period and its fold_sum with it */
 	uint16_t fold_gen;
 	uint64_t fold_after;
+	/* SF_PROBE: the newest PSN the connection had sent when it was
+	 * probed (an ACK beyond it may be the new QP's, ser_resp.c) */
+	uint32_t probe_hi;
 };
 
 /* The serializer's state of one connection (lib/rc slot), valid while

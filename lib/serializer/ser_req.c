@@ -493,7 +493,11 @@ replay_redecide(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
  *   answers of a whole chain would never be answered.)
  * Not on a remapping lane (remapping takes the atomic at a PSN where it
  * placed a WRITE for no retransmission, and [remap] out_of_band promises
- * no new lives).  What is not told apart (lib/serializer/README): a new
+ * no new lives).  Only an ACK at or behind the connection's newest PSN
+ * when it was probed (probe_hi) is the old QP's answer to the duplicate:
+ * one beyond acknowledges requests only a new QP can have run (its own
+ * later ones), so it is held back (ser_resp.c) and the client's next copy
+ * asks again.  What is not told apart (lib/serializer/README): a new
  * life whose ATOMIC ACK is lost between the server and swordd while its
  * ACK to the duplicate gets through.
  */
@@ -508,6 +512,7 @@ replay_probe(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	if (!ser_word_untracked(s, st->word, &st->op, now))
 		return drop(s);
 	st->flags = (uint16_t)((st->flags & ~SF_ANSWERED) | SF_PROBE);
+	st->probe_hi = roce_psn_add(c->next_psn, ROCE_PSN_MASK);
 	if (roce_psn_diff(st->psn, sc->walk_from) < 0)
 		sc->walk_from = st->psn;
 	s->c.replay_probed++;

@@ -229,7 +229,6 @@ static enum ser_verdict
 walk_cut(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint32_t from,
 	 const struct resp *r)
 {
-	s->c.emit_full++;
 	for (uint32_t q = from;; q = roce_psn_add(q, 1)) {
 		struct ser_stub *st = ser_stub_at(s, sc, q);
 
@@ -264,9 +263,21 @@ resp_walk(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 		if (st != NULL) {
 			retire(s, st, now);
 			if (needs_answer(st) && !(q == r->P && (r->inplace || r->atomic_ack))) {
-				if (*n_emit >= emit_cap ||
-				    !answer(s, sc, st, q, f, p, r, &emit[*n_emit]))
+				/* a probed copy: only the old QP's ACK, at or
+				 * behind probe_hi, says it ran as recorded; one
+				 * beyond may be a new QP's whose ATOMIC ACK was
+				 * lost (findings/closed/state-probe-covered-
+				 * newlife): held back, the next copy asks again */
+				if ((st->flags & SF_PROBE) &&
+				    roce_psn_diff(r->upto, st->probe_hi) > 0) {
+					s->c.probe_cover_held++;
 					return walk_cut(s, c, sc, from, r);
+				}
+				if (*n_emit >= emit_cap ||
+				    !answer(s, sc, st, q, f, p, r, &emit[*n_emit])) {
+					s->c.emit_full++;
+					return walk_cut(s, c, sc, from, r);
+				}
 				(*n_emit)++;
 			}
 		}

@@ -215,6 +215,8 @@ struct ser_counters {
 	uint64_t replay_redecided;  /* stale copy or new life of an answered decision: decided afresh */
 	uint64_t replay_probed;     /* copy of a decision past the conn's own change, no CM: sent as the real atomic */
 	uint64_t replay_ran;        /* ... and the server ran it: a new life of the QPs */
+	uint64_t probe_cover_held;  /* ... an ACK covering it beyond the conn's PSNs at the
+	                             * probe (maybe the new QP's): held back, not answered */
 	uint64_t start_quiet_drop;  /* op on a lock word dropped (asked back) in the start quiet */
 	uint64_t asked_back;        /* RNR NAKs asking a client to resend a dropped request */
 	uint64_t poked;             /* the same for an unpaired client, through its server */
