@@ -7,7 +7,7 @@ while roce-peer lock clients run through it with acceleration on.
   test_restart.py [--restarts N] [--outage-ms MS] [--duration S] [--clients C]
                   [--qps Q] [--locks L] [--rto-us US] [--max-retries N]
                   [--initial-psn P] [--no-accel] [--remap] [--state [--upgrade]]
-                  [--json FILE]
+                  [--workload sherman-lock|rcuckoo-lock|cas-bench] [--json FILE]
 
 Topology: e2e's "afpacket" path (veth pairs, swordd on net_af_packet in its
 own namespace): the veths are the cables and stay while swordd is dead, as
@@ -43,6 +43,11 @@ tables the killed one left; asserts 0 QP errors and 0 leaked locks too.
 new instance refuses the segment and starts empty), after the upgrade
 drain; the same assertions.
 
+--workload: the clients' workload (roce-peer --workload; default
+sherman-lock).  rcuckoo-lock: RCuckoo's bitmap locks (64 locks to a word,
+CAS and masked releases); cas-bench: perftest-like private CAS, shared FAA,
+WRITE and READ loops, judged by the FAA counter and originals below.
+
 Asserts (safety): no client saw a violation (mutual exclusion, lost
 update); no frame with a bad ICRC anywhere; the server saw no malformed
 frame and sent no access/invalid NAK; in server memory every lock's
@@ -51,7 +56,10 @@ doubled write), plus at most one for each critical section in doubt (its
 QP failed with the record write and the release posted: the server may
 have run them without the client seeing the ACK), and every lock word and
 record holder is 0 or the tag of one of the clients' QPs (nothing written
-there but a lock value).
+there but a lock value); cas-bench: the FAA originals all clients saw are
+distinct and below the counter in memory, and with no QP error they are
+exactly 0..n-1 with n the counter (no FAA lost, run twice or answered
+twice).
 
 Counted and reported, not asserted (what the clients saw): timeouts,
 retransmitted frames, QP errors (and which), locks left held at the end
@@ -77,6 +85,23 @@ SNAP_KEYS = ("rx", "tx", "managed_rx", "rewritten", "malformed", "fn_atomic_gran
              "fn_atomic_learned", "fn_atomic_dup_replayed", "fn_atomic_unknown_qp",
              "fn_atomic_paired", "fn_atomic_resp_mismatch", "fn_atomic_dup_ack_dropped",
              "fn_remap_bound", "fn_remap_stitched", "fn_remap_start_held")
+
+
+def check_faa(sjs, cjs, fig):
+    """cas-bench's shared counter: every FAA original a client saw is
+    distinct and below the counter in memory; with no QP error every FAA
+    the server ran was answered, so they are exactly 0..n-1."""
+    n = sjs["bench_counter"]
+    origs = [o for c in cjs for o in c["faa_origs"]]
+    t.check(all(c["faa_origs_complete"] for c in cjs), "a client's FAA originals incomplete")
+    fig["faa"] = {"counter": n, "answered": len(origs)}
+    t.log("FAA: counter %d, %d answered" % (n, len(origs)))
+    t.check_eq(len(origs), len(set(origs)), "FAA originals seen twice (an FAA answered twice "
+               "or run twice)")
+    t.check(all(o < n for o in origs), "an FAA original at or above the counter %d" % n)
+    if fig["qp_errors"] == 0:
+        t.check_eq(sorted(origs), list(range(n)), "FAA originals vs 0..counter-1 (an FAA "
+                   "run without its answer, or lost)")
 
 
 def body():
@@ -107,6 +132,8 @@ def body():
                          "segment and starts empty), after the upgrade drain "
                          "(/sword/drain until drained); asserts 0 QP errors and 0 leaked "
                          "locks")
+    ap.add_argument("--workload", default="sherman-lock",
+                    choices=("sherman-lock", "rcuckoo-lock", "cas-bench"))
     ap.add_argument("--json", help="write the figures here")
     a, _ = ap.parse_known_args()
     accel = not a.no_accel
@@ -162,7 +189,7 @@ def body():
             time.sleep(a.between)
 
     duration = a.warmup + a.restarts * (a.between + a.outage_ms / 1000.0 + 3) + 3
-    sjs, cjs, rcs = e2e.run(topo, workload="sherman-lock", clients=a.clients, qps=a.qps,
+    sjs, cjs, rcs = e2e.run(topo, workload=a.workload, clients=a.clients, qps=a.qps,
                             duration=duration, locks=a.locks, rto_us=a.rto_us,
                             max_retries=a.max_retries, initial_psn=a.initial_psn,
                             client_timeout=duration + 120, during=during)
@@ -186,8 +213,9 @@ def body():
               % (c["client_id"], rc, c["ops"], c["retries"], c["retx_pkts"], c["timeouts"],
                  c["naks_seq"], c["implied_naks"], c["qp_errors"], c["violations"],
                  c["errors"]))
-    words = sjs["lock_words"][:a.locks]
-    recs = sjs["records"][:a.locks]
+    locking = a.workload != "cas-bench"
+    words = sjs["lock_words"][:sjs["_dumped_words"]] if locking else []
+    recs = sjs["records"][:a.locks] if locking else []
     leaked = [(i, w) for i, w in enumerate(words) if w != 0]
     held = [(i, r[0]) for i, r in enumerate(recs) if r[0] != 0]
     fig.update({
@@ -222,7 +250,7 @@ def body():
     t.check_eq(sjs["rx_malformed"], 0, "server malformed frames")
     t.check_eq(sjs["naks_access"] + sjs["naks_invalid"], 0, "server access/invalid NAKs")
     t.check_eq(final.get("malformed", 0), 0, "swordd malformed (last instance)")
-    for i in range(a.locks):
+    for i in range(len(recs)):
         # A critical section whose QP failed after it posted the record write
         # and the release is in doubt: the server may have run both (the
         # client never saw the ACK), so the counter may be one ahead for it.
@@ -233,11 +261,16 @@ def body():
                 "clients %d (+ %d in doubt: lost or doubled write)"
                 % (i, recs[i][1], cs, doubt))
     for i, w in leaked:
+        if a.workload == "rcuckoo-lock":
+            # 64 one-bit locks to a word: any bits may be held
+            continue
         t.check(w in tags, "lock %d word %#x is no QP's tag: memory corrupted" % (i, w))
     for i, h in held:
         t.check(h in tags, "lock %d record holder %#x is no QP's tag: memory corrupted"
                 % (i, h))
     t.check(fig["ops"] > 0, "no operation completed")
+    if a.workload == "cas-bench":
+        check_faa(sjs, cjs, fig)
     if a.remap:
         first = events[0]["before_kill"] if events else {}
         t.check(first.get("fn_remap_stitched", 0) > 0,
