@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -537,6 +538,15 @@ wait_workers_running(const struct sword_daemon *d)
 			rte_delay_us_sleep(1000);
 }
 
+static double
+mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* The shutdown summary, one sword.stats log line per line of it. */
 static void
 log_final_counters(const struct sword_daemon *d)
@@ -693,6 +703,9 @@ main(int argc, char **argv)
 	char err[512];
 	int exit_code = 0;
 	bool pdump = false;
+	/* how long a start takes, by phase: a restart's outage is this */
+	const double t_main = mono_s();
+	double t_eal = t_main, t_tables = t_main;
 
 	for (i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0) {
@@ -780,6 +793,7 @@ main(int argc, char **argv)
 			rte_strerror(rte_errno));
 		return EXIT_RUNTIME;
 	}
+	t_eal = mono_s();
 	roce_crc_init();
 	/* avx512-vpclmulqdq needs --force-max-simd-bitwidth=512 (lib/roce) */
 	LOG(INFO, "ICRC: %s", roce_icrc_impl());
@@ -864,11 +878,13 @@ main(int argc, char **argv)
 	sword_feature_register(SWORD_FEATURE_CLOVER, &clover_fn_ops);
 	sword_feature_register(SWORD_FEATURE_REMAPPING, &remap_fn_ops);
 	d->cap_lim = o.capture_lim;
+	t_tables = mono_s();
 	if (sword_daemon_setup(d, &cfg, err, sizeof(err)) < 0) {
 		LOG(ERR, "%s", err);
 		exit_code = EXIT_RUNTIME;
 		goto out_ports;
 	}
+	t_tables = mono_s() - t_tables;
 	for (i = 0; i < SWORD_CAP_NUM; i++)
 		if (o.capture[i] != NULL &&
 		    sword_daemon_capture_start(d, (enum sword_cap_dir)i, o.capture[i], err,
@@ -898,8 +914,9 @@ main(int argc, char **argv)
 		rte_eal_remote_launch(sword_worker_loop, d->lanes[w], d->worker_lcore[w]);
 	d->running = true;
 	wait_workers_running(d);
-	LOG(INFO, "running: %s, %u worker(s), %u managed server(s)",
-	    sword_mode_name(cfg.mode), d->n_workers, cfg.n_servers);
+	LOG(INFO, "running: %s, %u worker(s), %u managed server(s) (ready %.3f s after "
+	    "main: EAL %.3f s, tables %.3f s)", sword_mode_name(cfg.mode), d->n_workers,
+	    cfg.n_servers, mono_s() - t_main, t_eal - t_main, t_tables);
 	/* systemd (Type=notify): ports are started and every worker is in its
 	 * loop.  No-op without $NOTIFY_SOCKET. */
 	sd_notifyf(0, "READY=1\nMAINPID=%lu\nSTATUS=forwarding: %s, %u worker(s), "

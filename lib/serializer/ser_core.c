@@ -345,11 +345,22 @@ ser_destroy(struct ser *s)
 void
 ser_reset(struct ser *s)
 {
+	ser_reset_known(s, false);
+}
+
+void
+ser_reset_known(struct ser *s, bool tables_zero)
+{
 	for (uint32_t i = 0; i < s->n_words; i++)
 		ser_word_reset(&s->words[i]);
-	memset(s->stubs, 0, (size_t)s->prm.max_conns * s->prm.ring_size *
-	       sizeof(*s->stubs));
-	memset(s->conns, 0, s->prm.max_conns * sizeof(*s->conns));
+	/* the stubs are most of a state block (32 MB by default): a fresh
+	 * file is zero already, and clearing it again is a restart's
+	 * largest cost after the EAL's */
+	if (!tables_zero) {
+		memset(s->stubs, 0, (size_t)s->prm.max_conns * s->prm.ring_size *
+		       sizeof(*s->stubs));
+		memset(s->conns, 0, s->prm.max_conns * sizeof(*s->conns));
+	}
 	rc_reset(s->rc);
 	s->epoch_set = false;
 	s->quiet_until = 0;

@@ -151,6 +151,7 @@ create_in_state(struct ser_fn *f, const struct ser_params *base,
 	prm.state_mem = f->state.data;
 	prm.state_len = f->state.data_len;
 	prm.state_adopt = f->state.adopted;
+	prm.state_zero = !f->state.adopted;   /* a segment not adopted was started over */
 	prm.state_now = rte_rdtsc();
 	f->ser = ser_create(&prm);
 	if (f->ser == NULL && prm.state_adopt) {
@@ -159,6 +160,7 @@ create_in_state(struct ser_fn *f, const struct ser_params *base,
 			  "no request for longer than [atomic] conn_idle_ms: nothing in them is "
 			  "still awaited" : strerror(errno));
 		prm.state_adopt = false;
+		prm.state_zero = false;   /* the refused tables are still there */
 		f->ser = ser_create(&prm);
 	}
 	if (f->ser == NULL) {

@@ -281,6 +281,9 @@ int ser_shape_of(const struct ser_params *prm, struct ser_params *p, uint32_t *m
 int ser_regions_init(struct ser *s, const struct ser_params *prm);
 struct rc_params ser_rc_params(const struct ser_params *p);
 void ser_finish_create(struct ser *s);
+/* ser_reset; tables_zero: the stubs and connection states are known to be
+ * all zero bytes (a fresh state block), so they are not cleared again. */
+void ser_reset_known(struct ser *s, bool tables_zero);
 void ser_conn_end(void *ctx, struct rc_conn *c, enum rc_end_why why, uint64_t now);
 /* ser_state.c */
 struct ser *ser_create_in_state(const struct ser_params *prm);

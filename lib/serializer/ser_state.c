@@ -343,7 +343,7 @@ ser_create_in_state(const struct ser_params *prm)
 		s->n_servers = 0;
 		rc = ser_regions_init(s, prm);
 		if (rc == 0)
-			ser_reset(s);
+			ser_reset_known(s, prm->state_zero);
 	} else {
 		rc = adopt(s, prm, prm->state_now);
 	}

@@ -137,11 +137,14 @@ struct ser_params {
 	 * A block whose newest request is older than conn_idle_tsc is
 	 * refused (ESTALE; EBADMSG: damaged or torn in a reload).
 	 * state_now: the clock at create (holds on given-up words start
-	 * here).  ser_destroy leaves the block alone.
+	 * here).  state_zero (not adopting): every byte of the block is
+	 * known to be zero (a file just sized), so it is not cleared again.
+	 * ser_destroy leaves the block alone.
 	 */
 	void *state_mem;
 	size_t state_len;
 	bool state_adopt;
+	bool state_zero;
 	uint64_t state_now;
 };
 

@@ -220,7 +220,14 @@ sword_state_open_run(struct sword_state *st, const char *path, uint64_t shape,
 		snprintf(why, whylen, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
-	st->map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, st->fd, 0);
+	/*
+	 * MAP_POPULATE: every page is mapped here, in one call, rather than
+	 * one fault at a time as the tables are zeroed or walked (8,000+
+	 * faults for the default 32 MB touched, ~80 ms of a restart's outage
+	 * in a VM) or, later, as a worker first touches a stub.
+	 */
+	st->map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		       st->fd, 0);
 	if (st->map == MAP_FAILED) {
 		st->map = NULL;
 		snprintf(why, whylen, "%s: cannot map %zu bytes: %s", path, total, strerror(errno));

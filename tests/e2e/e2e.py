@@ -105,7 +105,7 @@ class Topology:
 
     def __init__(self, path="swordd", accel=False, pcap=False, d=None, learn_holdoff_ms=0,
                  remap=False, lanes=1, out_of_band=True, swordd_set=(), ctl_pcap=False,
-                 swordd_args=()):
+                 swordd_args=(), eal_base=None):
         """swordd_set: extra swordd --set SECTION.KEY=VALUE overrides (after
         the generated file; swordd refuses an unknown key, exit 2: see
         check_swordd_config).  ctl_pcap: the captures also keep roce-peer's
@@ -114,6 +114,9 @@ class Topology:
         self.d = d or t.tmpdir()
         self.swordd_set = list(swordd_set)
         self.swordd_args = list(swordd_args)   # more swordd options (--state PATH)
+        # the afpacket path's EAL base arguments (default: the tests'
+        # --no-huge; hugepage_eal() gives a production-like start)
+        self.eal_base = eal_base
         tg = t.tag()
         self.ns_c, self.ns_s = "e2ec%s" % tg, "e2es%s" % tg
         self.if_c, self.if_s = "e2c%s" % tg, "e2s%s" % tg
@@ -197,11 +200,13 @@ class Topology:
         sw = t.Swordd(["net_af_packet0,iface=%s" % self.out_c,
                        "net_af_packet1,iface=%s" % self.out_s],
                       ["-c", self.conf, "--stats-json", self.stats_json] + self.set_args(),
-                      eal_extra=["-l", "0-1"], name="e2e%d" % n, workdir=self.d)
+                      eal_extra=["-l", "0-1"], name="e2e%d" % n, workdir=self.d,
+                      **({"eal_base": self.eal_base} if self.eal_base else {}))
         sw.cmd = t.in_ns(self.ns_w, sw.cmd)   # ip netns exec execs swordd itself
         self.sw = sw.start()
+        # polled often: test_restart.py reports the outage this ends
         t.wait_for(lambda: "running:" in sw.stderr() + sw.stdout() or not sw.alive(),
-                   120, "swordd #%d forwarding" % n)
+                   120, "swordd #%d forwarding" % n, interval=0.005)
         if not sw.alive():
             sw.dump()
             raise t.TestFailure("swordd #%d exited at start" % n)
@@ -307,6 +312,21 @@ def fault_args(faults, seed):
 
 def psn_args(initial_psn):
     return [] if initial_psn is None else ["--initial-psn", str(initial_psn)]
+
+
+def hugepage_eal(need_mb=256):
+    """EAL base arguments on hugepages, as a deployment runs swordd
+    (--in-memory: no files left behind), if at least need_mb of them are
+    free; else None (the tests' --no-huge default stays)."""
+    try:
+        with open("/proc/meminfo") as f:
+            mi = dict(ln.split(":", 1) for ln in f if ":" in ln)
+        free_mb = int(mi["HugePages_Free"]) * int(mi["Hugepagesize"].split()[0]) // 1024
+    except (OSError, KeyError, ValueError):
+        return None
+    if free_mb < need_mb:
+        return None
+    return ["--no-pci", "--in-memory"]
 
 
 def run(topo, workload="sherman-lock", clients=2, qps=2, ops=None, duration=None,

@@ -72,6 +72,7 @@ telemetry) and the last instance's final counters.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -134,6 +135,9 @@ def body():
                          "locks")
     ap.add_argument("--workload", default="sherman-lock",
                     choices=("sherman-lock", "rcuckoo-lock", "cas-bench"))
+    ap.add_argument("--no-hugepages", action="store_true",
+                    help="swordd on the tests' --no-huge memory (default: hugepages, "
+                         "as deployed, when 256 MB of them are free)")
     ap.add_argument("--json", help="write the figures here")
     a, _ = ap.parse_known_args()
     accel = not a.no_accel
@@ -142,7 +146,9 @@ def body():
     topo = e2e.Topology("afpacket", accel=accel, pcap=False, learn_holdoff_ms=1000,
                         remap=a.remap, d=d,
                         swordd_args=(["--state", os.path.join(d, "state", "swordd")]
-                                     if a.state else []))
+                                     if a.state else []),
+                        eal_base=None if a.no_hugepages else e2e.hugepage_eal())
+    t.log("swordd memory: %s" % ("hugepages" if topo.eal_base else "--no-huge"))
     events = []
 
     def snapshot():
@@ -181,10 +187,25 @@ def body():
             topo.kill_swordd()
             time.sleep(a.outage_ms / 1000.0)
             topo.start_swordd()
-            ev["outage_s"] = round(time.monotonic() - t0, 2)
+            ev["outage_s"] = round(time.monotonic() - t0, 3)
+            # swordd's own account: main() to forwarding, and its phases
+            m = re.search(r"ready ([0-9.]+) s after main: EAL ([0-9.]+) s, tables ([0-9.]+) s",
+                          topo.sw.stderr() + topo.sw.stdout())
+            if m:
+                ev["start_s"], ev["eal_s"], ev["tables_s"] = (float(x) for x in m.groups())
+            if a.state:
+                # what it adopted: a kill in the middle of a frame gives
+                # that frame's connection up (ser_state.c)
+                m = re.search(r"given up \(a frame in progress when it ended\): (\d+) "
+                              r"connection\(s\), (\d+) word\(s\)",
+                              topo.sw.stderr() + topo.sw.stdout())
+                if m:
+                    ev["given_up_conns"], ev["given_up_words"] = (int(x) for x in m.groups())
             ev["clients_alive"] = sum(1 for p in procs if p.p.poll() is None)
-            t.log("restart %d: swordd down %.2f s (SIGKILL, %d ms, start); before the kill: %s"
-                  % (i + 1, ev["outage_s"], a.outage_ms, ev["before_kill"]))
+            t.log("restart %d: swordd down %.3f s (SIGKILL, %d ms, start: main to forwarding "
+                  "%s s, EAL %s s, tables %s s); before the kill: %s"
+                  % (i + 1, ev["outage_s"], a.outage_ms, ev.get("start_s"), ev.get("eal_s"),
+                     ev.get("tables_s"), ev["before_kill"]))
             events.append(ev)
             time.sleep(a.between)
 
@@ -231,10 +252,17 @@ def body():
                                            "dup_unknown")},
         "swordd_last": {k: final.get(k) for k in SNAP_KEYS if k in final},
     })
-    t.log("restart figures: %d restarts (outages %s s), ops=%d, qp_errors=%d, "
+    t.log("restart figures: %d restarts (outages %s s; swordd's own start %s s), ops=%d, "
+          "qp_errors=%d, "
           "timeouts=%d, retx=%d, violations=%d, leaked locks=%s, holders left=%s"
-          % (len(events), [e["outage_s"] for e in events], fig["ops"], fig["qp_errors"],
+          % (len(events), [e["outage_s"] for e in events], [e.get("start_s") for e in events],
+             fig["ops"], fig["qp_errors"],
              fig["timeouts"], fig["retx_pkts"], fig["violations"], leaked, held))
+    if a.state:
+        torn = [e for e in events if e.get("given_up_conns")]
+        fig["torn_restarts"] = len(torn)
+        t.log("restarts killed in the middle of a frame: %d (connections given up: %s)"
+              % (len(torn), [e["given_up_conns"] for e in torn]))
     t.log("server: %s" % fig["server"])
     t.log("swordd (last instance): %s" % fig["swordd_last"])
     if a.json:
