@@ -204,6 +204,10 @@ struct ser_torn {
 	uint8_t what;          /* enum ser_torn_what */
 	uint32_t ip_a, ip_b;   /* the frame's source and destination */
 	uint32_t word, nwords; /* a request's words, once classified */
+	/* the frame's connection (slot, incarnation) once it is looked up
+	 * (UINT32_MAX before): from there on the frame changes that
+	 * connection, its words and the words above, nothing else */
+	uint32_t conn, inc;
 };
 
 struct ser_region_rt {
@@ -255,8 +259,23 @@ ser_torn_begin(struct ser *s, uint8_t what, uint32_t ip_a, uint32_t ip_b)
 	s->torn.ip_b = ip_b;
 	s->torn.word = UINT32_MAX;
 	s->torn.nwords = 0;
+	s->torn.conn = UINT32_MAX;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	s->torn.what = what;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* The frame's connection is known, and nothing after this changes another
+ * one: a frame torn from here on costs this connection alone, not every
+ * connection between its two hosts (ser_state.c). */
+static inline void
+ser_torn_conn(struct ser *s, const struct rc_conn *c)
+{
+	if (!s->in_state)
+		return;
+	s->torn.inc = c->incarnation;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->torn.conn = rc_index(s->rc, c);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 

@@ -1100,6 +1100,7 @@ on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 		c = rc_open(s->rc, p->src_ip4, p->dst_ip4, p->qpn, p->psn, now);
 	if (c == NULL)
 		return req_untracked(s, f, p, now);
+	ser_torn_conn(s, c);
 	rc_touch(c, now);
 	sc = ser_conn_state(s, c);
 	v = req_route(s, c, sc, f, len, cap, p, now);

@@ -487,6 +487,7 @@ on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 		s->c.unknown_qp++;
 		return SER_FORWARD;
 	}
+	ser_torn_conn(s, c);
 	sc = ser_conn_state(s, c);
 	resp_decode(s, sc, f, p, &r);
 	if (!resp_in_window(s, c, sc, p, &r))

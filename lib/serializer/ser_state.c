@@ -17,9 +17,12 @@
  * the configured sizes).  A process killed at an arbitrary instruction
  * can leave one frame's changes half made.  ser_torn_begin records the
  * frame's two hosts (and the request's words once known) before anything
- * changes; the adopter gives up every connection between those hosts and
- * forgets every word the frame or those connections touched, so nothing
- * half made is ever decided on.  Every index read from the block is range
+ * changes, and ser_torn_conn the frame's connection once it is looked up
+ * (from there on a frame changes that connection and words, nothing
+ * else).  The adopter gives up that connection, or every connection
+ * between the two hosts if the frame ended before its connection was
+ * known, and forgets every word the frame or those connections touched,
+ * so nothing half made is ever decided on.  Every index read from the block is range
  * checked before use: a damaged block costs state, never a crash.
  */
 #include <errno.h>
@@ -30,7 +33,7 @@
 
 /* Bump when a structure in the block changes meaning without changing
  * size (a size change changes the shape by itself). */
-#define SER_STATE_LAYOUT 1
+#define SER_STATE_LAYOUT 2
 
 #define STATE_ALIGN(x) (((x) + 63) & ~(size_t)63)
 
@@ -236,11 +239,20 @@ adopt(struct ser *s, const struct ser_params *prm, uint64_t now)
 				s->adopted.words_given_up++;
 				ser_word_torn(s, s->torn.word + i, now);
 			}
+		/* the frame's own connection if it got that far and is still
+		 * that life; else every one it may have touched */
+		struct rc_conn *own = s->torn.conn < s->prm.max_conns ?
+				      rc_at(t, s->torn.conn) : NULL;
+
+		if (own != NULL && (own->incarnation != s->torn.inc ||
+				    !between(own, s->torn.ip_a, s->torn.ip_b)))
+			own = NULL;
 		for (uint32_t i = 0; i < s->prm.max_conns; i++) {
 			struct rc_conn *c = rc_at(t, i);
 			struct ser_conn *sc = &s->conns[i];
 
-			if (c == NULL || !between(c, s->torn.ip_a, s->torn.ip_b))
+			if (c == NULL || !between(c, s->torn.ip_a, s->torn.ip_b) ||
+			    (own != NULL && c != own))
 				continue;
 			if (sc->inc == c->incarnation)
 				for (uint32_t k = 0; k < ring; k++)

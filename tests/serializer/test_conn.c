@@ -1317,12 +1317,12 @@ END_TEST
 
 /* A sim whose serializer lives in a state block (swordd --state). */
 static void *
-state_init(struct sim *s, const char *name)
+state_init_ips(struct sim *s, const char *name, int ips)
 {
 	size_t len;
 	void *mem;
 
-	init(s, 2, 0, false, name);
+	init(s, 2, ips, false, name);
 	len = (ser_state_size(&s->prm) + 63) & ~(size_t)63;
 	ck_assert_uint_gt(len, 0);
 	mem = aligned_alloc(64, len);
@@ -1332,6 +1332,12 @@ state_init(struct sim *s, const char *name)
 	s->prm.state_len = len;
 	ck_assert_int_eq(sim_reconfigure(s), 0);
 	return mem;
+}
+
+static void *
+state_init(struct sim *s, const char *name)
+{
+	return state_init_ips(s, name, 0);
 }
 
 /* swordd killed and started again on its state block: nothing of the old
@@ -1478,6 +1484,56 @@ START_TEST(t_restart_torn_frame)
 	}
 	sim_free(&s);
 	free(before);
+	free(mem);
+}
+END_TEST
+
+/*
+ * Two QPs of one client host (Sherman's are 4 per host): A's CAS granted
+ * here ran as a WRITE and its answer was lost; then swordd is killed in
+ * the middle of B's READ, after B's connection was looked up (the frame
+ * marked with it, all its changes made).  Only B's connection is given
+ * up: A's retransmission gets its recorded answer, granted.  Giving up
+ * every connection between the two hosts (all a frame torn before its
+ * connection is known can be charged with) cost A's QP: nobody can
+ * answer a CAS that ran as a WRITE.  _i 1: torn before the lookup, the
+ * hosts' connections are all given up.
+ */
+START_TEST(t_restart_torn_own_conn)
+{
+	struct sim s;
+	struct ser_adopt_info ai;
+	void *mem = state_init_ips(&s, _i ? "conn-restart-torn-hosts" : "conn-restart-torn-own", 1);
+
+	ck_assert_uint_eq(sim_client_ip(&s, 0), sim_client_ip(&s, 1));
+	learn(&s, 1, lock_va(5));                 /* B: 3185, 3186 */
+	post_read(&s, 0);                         /* A: 3185 */
+	sim_flow(&s, 1000);
+	post_cas(&s, 0, lock_va(5), 1, 0);        /* A: 3186, granted here */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert(sim_deliver(&s, Q_S2M, 0));     /* its WRITE(1) ran */
+	ck_assert(sim_deliver(&s, Q_M2S, 0));
+	ck_assert_uint_eq(s.q[Q_S2C].n, 1);
+	ck_assert(sim_drop(&s, Q_S2C, 0));        /* A's ATOMIC ACK lost */
+	post_read(&s, 1);                         /* B: 3187 */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	if (_i == 0) {
+		ck_assert_uint_lt(s.ser->torn.conn, s.prm.max_conns);
+		s.ser->torn.what = TORN_REQUEST;  /* killed before its end */
+	} else {
+		ser_torn_begin(s.ser, TORN_REQUEST, sim_client_ip(&s, 1), SIM_SERVER_IP);
+	}
+	state_restart(&s, &ai);
+	ck_assert_uint_eq(ai.conns_given_up, _i ? 2 : 1);
+	sim_run(&s, 400000, 40);                  /* A's timer resends */
+	if (_i == 0) {
+		ck_assert_int_eq(s.cl[0].next_psn, s.cl[0].oldest);
+		ck_assert_uint_eq(atomic_result(&s, 0, 3186), 0);   /* granted */
+	} else {
+		ck_assert_int_ne(s.cl[0].next_psn, s.cl[0].oldest); /* A hangs */
+	}
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 1);
+	sim_free(&s);
 	free(mem);
 }
 END_TEST
@@ -2038,6 +2094,7 @@ conn_suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_loop_test(tc, t_restart_adopts_state, 0, 2);
 	tcase_add_loop_test(tc, t_restart_torn_frame, 0, 2);
+	tcase_add_loop_test(tc, t_restart_torn_own_conn, 0, 2);
 	suite_add_tcase(su, tc);
 	tc = tcase_create("cm");
 	tcase_add_test(tc, t_rc_find_req_last_answer);
