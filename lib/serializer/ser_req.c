@@ -499,7 +499,10 @@ replay_redecide(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
  * later ones), so it is held back (ser_resp.c) and the client's next copy
  * asks again.  What is not told apart (lib/serializer/README): a new
  * life whose ATOMIC ACK is lost between the server and swordd while its
- * ACK to the duplicate gets through.
+ * ACK to the duplicate gets through; an ACK the old QP sent before the
+ * probe, for the old life's requests still unanswered when the copy came,
+ * which covers the copy as the old QP's answer to the duplicate would
+ * (findings/closed/state-probe-inflight-old-ack).
  */
 static enum ser_verdict
 replay_probe(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
@@ -553,6 +556,32 @@ probe_copy(const struct ser *s, const struct rc_conn *c, const struct ser_stub *
 	       (st->flags & SF_MINE_AFTER);
 }
 
+/*
+ * A copy of an untracked op its server has not answered yet.  Its words
+ * are held by time from when the first copy left (S7: it must have run
+ * by then); but the first copy may never have run (a sequence NAK, a
+ * loss) and this one may run now, after the hold, on a word learned or
+ * folded again meanwhile (closed fuzzer accel-untracked-retransmit-
+ * after-hold: a masked CAS resent after a NAK ran on a word an FAA's
+ * fold had made known, and another client's CAS was decided on the old
+ * value).  So the hold starts again, and the word is forgotten as it was
+ * for the first copy.  false: it must wait (another's blind write).
+ */
+static bool
+rehold_untracked(struct ser *s, const struct ser_stub *st, uint64_t now)
+{
+	const struct ser_op none = { 0 };
+	const uint32_t n = st->nwords ? st->nwords : 1;
+
+	if (!(st->flags & SF_UNTRACKED) || st->word == SER_NO_WORD)
+		return true;
+	for (uint32_t i = 0; i < n; i++)
+		if (!ser_word_untracked(s, st->word + i,
+					st->kind == ST_REAL || n == 1 ? &st->op : &none, now))
+			return false;
+	return true;
+}
+
 static enum ser_verdict
 req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	   struct ser_stub *st, uint8_t *f, uint32_t *len, uint32_t cap,
@@ -601,11 +630,15 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	case ST_REAL:
 		if (retired && (st->flags & SF_ANSWERED))
 			return replay_unmodelled(s, sc, st, f, p);
+		if (!rehold_untracked(s, st, now))
+			return drop(s);
 		s->c.dup_replayed++;
 		return SER_FORWARD;
 	case ST_WRITE:
 		if (retired && !(st->flags & SF_PENDING))
 			return replay_unmodelled(s, sc, st, f, p);
+		if (!rehold_untracked(s, st, now))
+			return drop(s);
 		return restore_ackreq(s, st, f, p);
 	default:
 		return restore_ackreq(s, st, f, p);
