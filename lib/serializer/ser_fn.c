@@ -120,6 +120,31 @@ ser_fn_params(struct ser_params *prm, struct ser_region *regions,
  * adopt is refused with a line and started over.  -1: no segment at all
  * (another swordd holds it, no directory): swordd does not start.
  */
+/*
+ * A start that is not the first on this traffic (another swordd held these
+ * segments: a previous run) and does not go on from its tables must not
+ * learn from real-atomic answers at once: they may be the server's
+ * replays of decisions the previous process made, and a CAS decided on
+ * such a value is answered wrong (tests/fuzz/findings/closed,
+ * restart-empty-cas-decided-on-stale).  [atomic] learn_holdoff_ms = 0 is
+ * for a first start only (conf/swordd.conf); here it is raised to the
+ * default for this start.
+ */
+#define RESTART_HOLDOFF_MS 1000
+
+static void
+empty_restart_holdoff(struct ser_params *prm, const char *path)
+{
+	const uint64_t floor = ms_to_tsc(RESTART_HOLDOFF_MS);
+
+	if (prm->learn_holdoff_tsc >= floor)
+		return;
+	prm->learn_holdoff_tsc = floor;
+	SWORD_LOG(WARNING, "state: %s: starting empty after another swordd ran here: "
+		  "[atomic] learn_holdoff_ms raised to %u for this start (answers may replay "
+		  "the previous process's decisions)", path, RESTART_HOLDOFF_MS);
+}
+
 static int
 create_in_state(struct ser_fn *f, const struct ser_params *base,
 		const struct sword_config *cfg)
@@ -153,6 +178,8 @@ create_in_state(struct ser_fn *f, const struct ser_params *base,
 	prm.state_adopt = f->state.adopted;
 	prm.state_zero = !f->state.adopted;   /* a segment not adopted was started over */
 	prm.state_now = rte_rdtsc();
+	if (!prm.state_adopt && prev_run != 0)
+		empty_restart_holdoff(&prm, path);
 	f->ser = ser_create(&prm);
 	if (f->ser == NULL && prm.state_adopt) {
 		SWORD_LOG(WARNING, "state: %s: the previous process's tables are refused (%s): "
@@ -161,6 +188,8 @@ create_in_state(struct ser_fn *f, const struct ser_params *base,
 			  "still awaited" : strerror(errno));
 		prm.state_adopt = false;
 		prm.state_zero = false;   /* the refused tables are still there */
+		if (prev_run != 0)
+			empty_restart_holdoff(&prm, path);
 		f->ser = ser_create(&prm);
 	}
 	if (f->ser == NULL) {

@@ -41,7 +41,9 @@ way; the QPs lost are reported.
 tables the killed one left; asserts 0 QP errors and 0 leaked locks too.
 --state --upgrade: each restart is an upgrade whose layout differs (the
 new instance refuses the segment and starts empty), after the upgrade
-drain; the same assertions.
+drain; the same assertions.  The configured learn_holdoff_ms is 0 (a
+first start's): each instance that starts empty after another ran must
+raise it for that start, as its log says.
 
 --workload: the clients' workload (roce-peer --workload; default
 sherman-lock).  rcuckoo-lock: RCuckoo's bitmap locks (64 locks to a word,
@@ -143,7 +145,11 @@ def body():
     accel = not a.no_accel
 
     d = t.tmpdir()
-    topo = e2e.Topology("afpacket", accel=accel, pcap=False, learn_holdoff_ms=1000,
+    # --upgrade: a hold-off of 0 (for a first start only, conf/swordd.conf):
+    # each new instance that starts empty after another ran must raise
+    # it for that start (ser_fn.c), which the last one's log shows
+    topo = e2e.Topology("afpacket", accel=accel, pcap=False,
+                        learn_holdoff_ms=0 if a.upgrade else 1000,
                         remap=a.remap, d=d,
                         swordd_args=(["--state", os.path.join(d, "state", "swordd")]
                                      if a.state else []),
@@ -311,6 +317,9 @@ def body():
         if a.upgrade:
             t.check(any("made for another build or configuration" in ln for ln in adopted),
                     "the last instance did not refuse the other layout: %r" % adopted)
+            t.check(any("learn_holdoff_ms raised" in ln for ln in adopted),
+                    "the last instance, empty after another ran, did not hold learning "
+                    "off: %r" % adopted)
             t.log("drains: %s s" % [e["drain_s"] for e in events])
         else:
             t.check(any("adopted (generation %d)" % (a.restarts + 1) in ln for ln in adopted),
