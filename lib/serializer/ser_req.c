@@ -382,7 +382,8 @@ replay_unmodelled(struct ser *s, struct ser_conn *sc, struct ser_stub *st,
 
 	if (!(st->flags & SF_BUSY)) {
 		for (uint32_t i = 0; i < st->nwords; i++)
-			if (!ser_word_replay_allowed(s, st->word + i, one_op ? &st->op : &none))
+			if (!ser_word_replay_allowed(s, st->word + i, one_op ? &st->op : &none,
+						     sc->inc))
 				return drop(s);
 		for (uint32_t i = 0; i < st->nwords; i++)
 			ser_word_replay_take(s, st->word + i);
@@ -611,7 +612,7 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 			 * until then the copy is dropped and the client's
 			 * next one asks. */
 			ser_word_expire_pending(s, st->word, now);
-			if (ser_word_replay_allowed(s, st->word, &st->op))
+			if (ser_word_replay_allowed(s, st->word, &st->op, c->incarnation))
 				return replay_probe(s, c, sc, st, f, p, now);
 			s->c.gated_drop++;
 			return drop(s);
@@ -620,7 +621,7 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 			return replay_redecide(s, c, sc, st, f, len, cap, p, now);
 		/* (with remapping: a word another's blind write gates keeps
 		 * the recorded answer) */
-		if (probe && ser_word_replay_allowed(s, st->word, &st->op))
+		if (probe && ser_word_replay_allowed(s, st->word, &st->op, c->incarnation))
 			return replay_probe(s, c, sc, st, f, p, now);
 		moved = moved && !(st->flags & SF_ZERO_LEN);
 		if (moved)

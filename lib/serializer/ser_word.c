@@ -795,8 +795,15 @@ ser_word_orphan_busy(struct ser *s, uint32_t wi, uint64_t now)
  * not be able to run before another connection's blind write lands and
  * be overwritten. */
 static bool
-may_pass_unowned(const struct ser_word *w, const struct ser_op *op)
+may_pass_unowned(const struct ser_word *w, const struct ser_op *op, uint32_t owner)
 {
+	/* pending writes all of the op's own connection: the server runs
+	 * them and the op in that connection's PSN order, whatever it is, so
+	 * none can overwrite the op unasked.  (Gating a copy on them dead-
+	 * locked: its own later WRITEs cannot land before it runs; closed
+	 * fuzzer newlife-copy-gated-by-own-writes.) */
+	if (owner != SER_NO_OWNER && owner != SER_MIXED && w->pend_owner == owner)
+		return true;
 	return !w->pend_cnt || (w->pend_cnt == 1 && op->kind != SER_OP_NONE &&
 				!ser_op_changes(op, w->committed));
 }
@@ -808,9 +815,10 @@ ser_word_expire_pending(struct ser *s, uint32_t wi, uint64_t now)
 }
 
 bool
-ser_word_replay_allowed(const struct ser *s, uint32_t wi, const struct ser_op *op)
+ser_word_replay_allowed(const struct ser *s, uint32_t wi, const struct ser_op *op,
+			uint32_t owner)
 {
-	return may_pass_unowned(&s->words[wi], op);
+	return may_pass_unowned(&s->words[wi], op, owner);
 }
 
 void
@@ -826,7 +834,7 @@ ser_word_untracked(struct ser *s, uint32_t wi, const struct ser_op *op,
 {
 	struct ser_word *w = &s->words[wi];
 
-	if (!may_pass_unowned(w, op))
+	if (!may_pass_unowned(w, op, SER_NO_OWNER))
 		return false;
 	/* S7: its effect is invisible; relearn once it must have run */
 	hold(s, w, now);
