@@ -113,14 +113,6 @@ ser_fn_params(struct ser_params *prm, struct ser_region *regions,
 }
 
 /*
- * The worker's table in its state segment (swordd --state PATH: PATH.wN).
- * A segment the previous process left is adopted unless the switch may
- * have carried traffic around swordd while it was gone (failover_bypass:
- * the words it knew may have moved unseen).  One the serializer cannot
- * adopt is refused with a line and started over.  -1: no segment at all
- * (another swordd holds it, no directory): swordd does not start.
- */
-/*
  * A start that is not the first on this traffic (another swordd held these
  * segments: a previous run) and does not go on from its tables must not
  * learn from real-atomic answers at once: they may be the server's
@@ -145,6 +137,14 @@ empty_restart_holdoff(struct ser_params *prm, const char *path)
 		  "the previous process's decisions)", path, RESTART_HOLDOFF_MS);
 }
 
+/*
+ * The worker's table in its state segment (swordd --state PATH: PATH.wN).
+ * A segment the previous process left is adopted unless the switch may
+ * have carried traffic around swordd while it was gone (failover_bypass:
+ * the words it knew may have moved unseen).  One the serializer cannot
+ * adopt is refused with a line and started over.  -1: no segment at all
+ * (another swordd holds it, no directory): swordd does not start.
+ */
 static int
 create_in_state(struct ser_fn *f, const struct ser_params *base,
 		const struct sword_config *cfg)

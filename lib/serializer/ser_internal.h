@@ -432,9 +432,9 @@ void ser_word_pending_orphan(struct ser *s, uint32_t wi);
 void ser_word_norewrite(struct ser *s, uint32_t wi);
 /* A replay of an answered real op or unmodelled write (ser_req.c): may
  * it pass (S2), and if so, busy on the word until the server answers it,
- * the word then relearned (it may have run as a new life's request). */
-/* owner: the copy's connection (its own pending writes never gate it);
- * SER_NO_OWNER: none known */
+ * the word then relearned (it may have run as a new life's request).
+ * owner: the copy's connection, whose own pending writes never gate it
+ * (SER_NO_OWNER: none known). */
 bool ser_word_replay_allowed(const struct ser *s, uint32_t wi, const struct ser_op *op,
 			     uint32_t owner);
 /* Give up the word's pending writes if they are older than

@@ -271,15 +271,25 @@ write_gated(struct ser *s, const struct req_class *rc, const struct ser_who *who
 /* untracked: no connection slot, or no pairing yet */
 
 /* Ops on words whose answers swordd may never see hold the words by time,
- * not by a stub (S7): false if S2 forbids passing them. */
+ * not by a stub (S7): false if S2 forbids passing them.  op: the op's
+ * effect on one word (NULL: not modelled). */
+static bool
+hold_range(struct ser *s, uint32_t word, uint32_t nwords, const struct ser_op *op,
+	   uint64_t now)
+{
+	const struct ser_op none = { 0 };
+
+	for (uint32_t i = 0; word != SER_NO_WORD && i < nwords; i++)
+		if (!ser_word_untracked(s, word + i, op != NULL ? op : &none, now))
+			return false;
+	return true;
+}
+
 static bool
 hold_words(struct ser *s, const struct req_class *rc, uint64_t now)
 {
-	for (uint32_t i = 0; rc->word != SER_NO_WORD && i < rc->nwords; i++)
-		if (!ser_word_untracked(s, rc->word + i, rc->atomic || rc->single_write ?
-					&rc->op : &(struct ser_op){ 0 }, now))
-			return false;
-	return true;
+	return hold_range(s, rc->word, rc->nwords,
+			  rc->atomic || rc->single_write ? &rc->op : NULL, now);
 }
 
 /* The stub of such an op: it answers and retires nothing itself. */
@@ -571,16 +581,11 @@ probe_copy(const struct ser *s, const struct rc_conn *c, const struct ser_stub *
 static bool
 rehold_untracked(struct ser *s, const struct ser_stub *st, uint64_t now)
 {
-	const struct ser_op none = { 0 };
 	const uint32_t n = st->nwords ? st->nwords : 1;
 
-	if (!(st->flags & SF_UNTRACKED) || st->word == SER_NO_WORD)
+	if (!(st->flags & SF_UNTRACKED))
 		return true;
-	for (uint32_t i = 0; i < n; i++)
-		if (!ser_word_untracked(s, st->word + i,
-					st->kind == ST_REAL || n == 1 ? &st->op : &none, now))
-			return false;
-	return true;
+	return hold_range(s, st->word, n, st->kind == ST_REAL || n == 1 ? &st->op : NULL, now);
 }
 
 static enum ser_verdict
