@@ -114,6 +114,34 @@ struct remap_params {
 	 * they decline every frame), so that a harness can run a script both ways and
 	 * compare what leaves (fuzz_remap does). */
 	bool general_only;
+	/*
+	 * In a block of caller memory that outlives the process (swordd
+	 * --state: a state segment), state_len >= remap_state_size(), 64-byte
+	 * aligned; NULL: on the heap.  state_adopt: the block holds what an
+	 * earlier process with the same shape (remap_state_shape) left; its
+	 * lanes and bindings go on (remap_state.c says what is given up).
+	 * With rc NULL the block holds the connection table too, made from
+	 * own_rc; else rc_adopted says whether rc is the table the block's
+	 * connections refer to (adopted with it), which adoption needs.
+	 */
+	void *state_mem;
+	size_t state_len;
+	bool state_adopt;
+	uint64_t state_now;
+	struct rc_params own_rc;
+	bool rc_adopted;
+};
+
+/* What an adopting remap_create found and gave up (remap_adopt_info). */
+struct remap_adopt_info {
+	uint32_t lanes_open;       /* lanes going on */
+	uint32_t conns_bound;      /* connections riding them */
+	/* servers whose lanes and connections were given up (a frame in
+	 * progress when the process ended, a connection that ended unseen,
+	 * a damaged record): their clients see what an empty start costs */
+	uint32_t servers_given_up;
+	uint32_t conns_given_up;
+	bool torn;                 /* a frame, tick or connection end was in progress */
 };
 
 enum remap_verdict {
@@ -279,6 +307,14 @@ void remap_tick(struct remap *r, uint64_t now, struct remap_emit *emit,
 		uint32_t emit_cap, uint32_t *n_emit);
 
 bool remap_is_server(const struct remap *r, uint32_t ip4);
+/* The block a state_mem remap_create needs (0: no layout for prm), and a
+ * hash of what it holds (this build's structures, the sizes, the servers
+ * and their lanes): a block of another shape is not adopted. */
+size_t remap_state_size(const struct remap_params *prm);
+uint64_t remap_state_shape(const struct remap_params *prm);
+/* The connection table remapping uses (its own where the block holds it). */
+struct rc_table *remap_rc(struct remap *r);
+void remap_adopt_info(const struct remap *r, struct remap_adopt_info *ai);
 const struct remap_counters *remap_counters(const struct remap *r);
 
 /*

@@ -52,6 +52,7 @@ rmp_lane_keep(struct remap *r, struct rmp_lane *l, const struct rc_conn *owner,
 	l->owner = RMP_NONE;
 	l->owner_inc = 0;
 	r->c.lanes_kept++;
+	r->some_kept = true;
 	return true;
 }
 
@@ -138,7 +139,7 @@ rmp_on_cm(struct remap *r, uint8_t *f, const struct roce_pkt *p, bool to_server,
 	/* the table learns first: an owner's DREQ ends its connection, and
 	 * conn_end keeps its lane (or closes it) before the frame is looked at */
 	rmp_keep_cm(r, f, p, now);
-	if (r->c.lanes_kept == 0 || p->ip_version != 4 || !(p->oi->flags & ROCE_F_UD) ||
+	if (!r->some_kept || p->ip_version != 4 || !(p->oi->flags & ROCE_F_UD) ||
 	    rc_cm_parse(f, p, &m) != 0 || (m.kind != RC_CM_DREQ && m.kind != RC_CM_REQ) ||
 	    (l = kept_lane_of(r, p, &m, to_server)) == NULL)
 		return REMAP_PASS;

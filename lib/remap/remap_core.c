@@ -340,6 +340,9 @@ rmp_bind_drained(struct remap *r, struct rc_conn *c, struct rmp_conn *rcn, int s
 	return l;
 }
 
+static void conn_ends(struct remap *r, struct rc_conn *c, uint32_t i, struct rmp_conn *rcn,
+		      enum rc_end_why why, uint64_t now);
+
 /* lib/rc ends a life: whatever lane it owned closes, its place on a lane
  * is given back.  Its stubs stay until overwritten; answers to them are
  * dropped (rmp_stub_client finds no live client). */
@@ -349,8 +352,21 @@ conn_end(void *ctx, struct rc_conn *c, enum rc_end_why why, uint64_t now)
 	struct remap *r = ctx;
 	uint32_t i = rc_index(r->rc, c);
 	struct rmp_conn *rcn = &r->conns[i];
+	const uint32_t torn_outer = r->torn_ip[1];
 
 	rmp_forget_told(r);
+	/* may end within another server's frame (an eviction): marked apart */
+	r->torn_ip[1] = c->srv_ip;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	conn_ends(r, c, i, rcn, why, now);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r->torn_ip[1] = torn_outer;
+}
+
+static void
+conn_ends(struct remap *r, struct rc_conn *c, uint32_t i, struct rmp_conn *rcn,
+	  enum rc_end_why why, uint64_t now)
+{
 	for (uint32_t k = 0; k < r->n_lanes; k++) {
 		struct rmp_lane *l = &r->lanes[k];
 
@@ -415,73 +431,109 @@ pow2(uint32_t v)
 	return v >= 2 && (v & (v - 1)) == 0;
 }
 
-struct remap *
-remap_create(const struct remap_params *prm)
+int
+rmp_params(const struct remap_params *in, struct remap_params *p)
 {
-	struct remap *r;
-	uint32_t conns, k = 0;
+	if (in == NULL || in->n_servers == 0 || in->servers == NULL ||
+	    (in->rc == NULL && in->state_mem == NULL))
+		return -EINVAL;
+	*p = *in;
+	defaults(p);
+	if (!pow2(p->ring) || p->ring > (1u << 22) || !pow2(p->client_ring) ||
+	    p->client_ring > (1u << 16) || p->pmtu < 256)
+		return -EINVAL;
+	for (uint32_t i = 0; i < p->n_servers; i++)
+		if (p->servers[i].lanes == 0 || p->servers[i].lanes > REMAP_MAX_LANES)
+			return -EINVAL;
+	return 0;
+}
 
-	if (prm == NULL || prm->rc == NULL || prm->n_servers == 0 || prm->servers == NULL) {
-		errno = EINVAL;
-		return NULL;
-	}
-	r = calloc(1, sizeof(*r));
-	if (r == NULL)
-		goto nomem;
-	r->prm = *prm;
-	defaults(&r->prm);
-	if (!pow2(r->prm.ring) || r->prm.ring > (1u << 22) || !pow2(r->prm.client_ring) ||
-	    r->prm.client_ring > (1u << 16) || r->prm.pmtu < 256) {
-		free(r);
-		errno = EINVAL;
-		return NULL;
-	}
-	r->rc = prm->rc;
-	r->ring_mask = r->prm.ring - 1;
-	r->crev_mask = r->prm.client_ring - 1;
+/* The servers and their lanes from prm, every one held at start. */
+void
+rmp_set_servers(struct remap *r, const struct remap_params *prm)
+{
+	r->n_lanes = 0;
 	r->n_servers = prm->n_servers;
-	r->servers = calloc(prm->n_servers, sizeof(*r->servers));
-	if (r->servers == NULL)
-		goto nomem;
 	for (uint32_t i = 0; i < prm->n_servers; i++) {
-		uint16_t n = prm->servers[i].lanes;
-
-		if (n == 0 || n > REMAP_MAX_LANES) {
-			remap_destroy(r);
-			errno = EINVAL;
-			return NULL;
-		}
 		r->servers[i].ip = prm->servers[i].ip;
-		r->servers[i].n_lanes = n;
+		r->servers[i].n_lanes = prm->servers[i].lanes;
 		r->servers[i].first_lane = (uint16_t)r->n_lanes;
 		r->servers[i].keep_conns = prm->servers[i].keep_conns;
-		r->servers[i].pmtu = r->prm.pmtu;
-		r->n_lanes += n;
+		r->servers[i].pmtu = prm->pmtu;
+		r->servers[i].held = true;
+		r->n_lanes += prm->servers[i].lanes;
 	}
-	conns = rc_capacity(r->rc);
-	r->lanes = calloc(r->n_lanes, sizeof(*r->lanes));
-	r->stub_mem = calloc((size_t)r->n_lanes * r->prm.ring, sizeof(*r->stub_mem));
-	r->conns = calloc(conns, sizeof(*r->conns));
-	r->rev_mem = calloc((size_t)conns * r->prm.client_ring, sizeof(*r->rev_mem));
-	r->wait_mem = calloc((size_t)r->n_lanes * conns, sizeof(*r->wait_mem));
-	if (!r->lanes || !r->stub_mem || !r->conns || !r->rev_mem || !r->wait_mem)
-		goto nomem;
+}
+
+/* Each lane's stubs and queue, each connection's reverse index, in the
+ * arrays r points to. */
+void
+rmp_wire(struct remap *r)
+{
+	const uint32_t conns = rc_capacity(r->rc);
+	uint32_t k = 0;
+
 	for (uint32_t s = 0; s < r->n_servers; s++)
 		for (uint32_t i = 0; i < r->servers[s].n_lanes; i++, k++) {
 			r->lanes[k].server = (uint16_t)s;
 			r->lanes[k].stubs = &r->stub_mem[(size_t)k * r->prm.ring];
 			r->lanes[k].wait = &r->wait_mem[(size_t)k * conns];
 		}
-	for (uint32_t i = 0; i < conns; i++) {
+	for (uint32_t i = 0; i < conns; i++)
 		r->conns[i].rev = &r->rev_mem[(size_t)i * r->prm.client_ring];
-		r->conns[i].lane = RMP_NONE;
+}
+
+int
+rmp_listen(struct remap *r)
+{
+	if (rc_listen(r->rc, conn_end, r) != 0)
+		return -ENOSPC;
+	rc_set_order(r->rc, rmp_order_domains, r);
+	return 0;
+}
+
+struct remap *
+remap_create(const struct remap_params *prm)
+{
+	struct remap_params p;
+	struct remap *r;
+	uint32_t conns, n_lanes = 0;
+	int rc = rmp_params(prm, &p);
+
+	if (rc == 0 && prm->state_mem != NULL)
+		return rmp_create_in_state(&p);
+	if (rc != 0 || prm->rc == NULL) {
+		errno = rc != 0 ? -rc : EINVAL;
+		return NULL;
 	}
-	if (rc_listen(r->rc, conn_end, r) != 0) {
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		goto nomem;
+	r->prm = p;
+	r->rc = prm->rc;
+	r->ring_mask = r->prm.ring - 1;
+	r->crev_mask = r->prm.client_ring - 1;
+	r->servers = calloc(prm->n_servers, sizeof(*r->servers));
+	if (r->servers == NULL)
+		goto nomem;
+	rmp_set_servers(r, &p);
+	n_lanes = r->n_lanes;
+	conns = rc_capacity(r->rc);
+	r->lanes = calloc(n_lanes, sizeof(*r->lanes));
+	r->stub_mem = calloc((size_t)n_lanes * r->prm.ring, sizeof(*r->stub_mem));
+	r->conns = calloc(conns, sizeof(*r->conns));
+	r->rev_mem = calloc((size_t)conns * r->prm.client_ring, sizeof(*r->rev_mem));
+	r->wait_mem = calloc((size_t)n_lanes * conns, sizeof(*r->wait_mem));
+	if (!r->lanes || !r->stub_mem || !r->conns || !r->rev_mem || !r->wait_mem)
+		goto nomem;
+	rmp_wire(r);
+	for (uint32_t i = 0; i < conns; i++)
+		r->conns[i].lane = RMP_NONE;
+	if (rmp_listen(r) != 0) {
 		remap_destroy(r);
 		errno = ENOSPC;
 		return NULL;
 	}
-	rc_set_order(r->rc, rmp_order_domains, r);
 	return r;
 nomem:
 	remap_destroy(r);
@@ -496,6 +548,12 @@ remap_destroy(struct remap *r)
 		return;
 	if (r->rc != NULL)
 		rc_unlisten(r->rc, r);
+	if (r->in_state) {
+		/* the block stays for the next process */
+		if (r->own_rc)
+			rc_destroy(r->rc);
+		return;
+	}
 	free(r->servers);
 	free(r->lanes);
 	free(r->stub_mem);

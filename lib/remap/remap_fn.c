@@ -24,11 +24,14 @@
 
 #include "remap_fn.h"
 #include "sword_log.h"
+#include "sword_state.h"
 
 #define REMAP_FN_EMIT_MAX 32
 
 struct remap_fn {
 	struct remap *remap;
+	bool in_state;                 /* remap lives in state (swordd --state) */
+	struct sword_state state;
 	bool draining;                 /* what remap_set_drain was told */
 	uint64_t emit_lost;            /* no mbuf (or no room) for a created frame */
 	/* the path MTUs learned (remap_counters.pmtu_learned) that were told
@@ -59,6 +62,88 @@ serializer_keeps(const struct sword_config *cfg, unsigned int i)
 	return false;
 }
 
+/*
+ * The worker's remapping in its state segment (swordd --state PATH:
+ * PATH.rN), on the connection table the serializer keeps in its own
+ * segment, or in this one where no function keeps one (no lock region on
+ * this worker).  A segment the previous process left is adopted unless
+ * the switch may have carried traffic around swordd while it was gone
+ * (failover_bypass: the lanes' server QPs may have seen other PSNs) or
+ * the connection table it refers to was not adopted with it; else it is
+ * refused with a line and started over (the start hold-off then covers
+ * every connection, as without state).  -1: no segment at all.
+ */
+static int
+create_in_state(struct remap_fn *f, struct remap_params *prm, const struct sword_config *cfg,
+		struct sword_worker *w)
+{
+	const bool own_rc = w->rc == NULL;
+	struct remap_adopt_info ai;
+	uint64_t prev_run, this_run;
+	char path[256], why[512];
+	size_t len;
+
+	if (own_rc) {
+		prm->rc = NULL;   /* the segment holds the connection table too */
+		prm->own_rc = sword_worker_rc_params(w);
+	} else {
+		prm->rc = w->rc;
+		prm->rc_adopted = w->rc_borrowed && w->rc_adopted;
+	}
+	len = remap_state_size(prm);
+	snprintf(path, sizeof(path), "%s.r%u", cfg->state_path, w->id);
+	if (len == 0) {
+		SWORD_LOG(ERR, "state: %s: no layout for this configuration", path);
+		return -1;
+	}
+	if (sword_state_run(cfg->state_path, &prev_run, &this_run, why, sizeof(why)) != 0 ||
+	    sword_state_open_run(&f->state, path, remap_state_shape(prm), len,
+				 !cfg->failover_bypass, prev_run, this_run, why, sizeof(why)) != 0 ||
+	    sword_state_run_commit(cfg->state_path, why, sizeof(why)) != 0) {
+		SWORD_LOG(ERR, "state: %s", why);
+		if (f->state.map != NULL)
+			sword_state_close(&f->state);
+		return -1;
+	}
+	f->in_state = true;
+	prm->state_mem = f->state.data;
+	prm->state_len = f->state.data_len;
+	prm->state_adopt = f->state.adopted;
+	prm->state_now = rte_rdtsc();
+	f->remap = remap_create(prm);
+	if (f->remap == NULL && prm->state_adopt) {
+		SWORD_LOG(WARNING, "state: %s: the previous process's lanes are refused (%s): "
+			  "starting empty (the start hold-off covers every connection)", path,
+			  errno == ESTALE ? "the connection table they refer to was not adopted"
+					  : strerror(errno));
+		prm->state_adopt = false;
+		f->remap = remap_create(prm);
+	}
+	if (f->remap == NULL ||
+	    (own_rc && sword_worker_use_rc(w, remap_rc(f->remap), prm->state_adopt) != 0)) {
+		remap_destroy(f->remap);
+		f->remap = NULL;
+		sword_state_close(&f->state);
+		f->in_state = false;
+		return -1;
+	}
+	remap_adopt_info(f->remap, &ai);
+	if (!prm->state_adopt) {
+		if (!f->state.adopted)
+			SWORD_LOG(INFO, "state: %s", why);
+		if (ai.conns_given_up)
+			SWORD_LOG(WARNING, "state: %s: %u adopted connection(s) of remapped "
+				  "servers given up: their lanes were not kept", path,
+				  ai.conns_given_up);
+		return 0;
+	}
+	SWORD_LOG(INFO, "state: %s: %u lane(s) open, %u connection(s) on them; given up (a "
+		  "frame in progress when it ended%s): %u server(s), %u connection(s)", why,
+		  ai.lanes_open, ai.conns_bound, ai.torn ? ": yes" : ": none",
+		  ai.servers_given_up, ai.conns_given_up);
+	return 0;
+}
+
 static void *
 fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 {
@@ -85,7 +170,6 @@ fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 	f->n_servers = prm.n_servers;
 	for (uint32_t i = 0; i < prm.n_servers; i++)
 		f->server_ip[i] = servers[i].ip;
-	prm.rc = sword_worker_rc(w);
 	prm.ring = cfg->remap.ring;
 	prm.client_ring = cfg->remap.client_ring;
 	prm.pmtu = cfg->atomic.pmtu;
@@ -98,6 +182,14 @@ fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 		SWORD_LOG(NOTICE, "remapping: only connections set up by the RDMA CM are remapped; "
 			  "others stay on their own server QP ([remap] out_of_band = off)");
 	prm.defer_resign = true;   /* the worker re-signs once (ctx->resign_due) */
+	if (cfg->state_path[0] != '\0') {
+		if (create_in_state(f, &prm, cfg, w) != 0) {
+			rte_free(f);
+			return NULL;
+		}
+		return f;
+	}
+	prm.rc = sword_worker_rc(w);
 	if (prm.rc == NULL || (f->remap = remap_create(&prm)) == NULL) {
 		SWORD_LOG(ERR, "remapping: cannot create worker %u state: %s", w->id,
 			  strerror(prm.rc == NULL ? ENOMEM : errno));
@@ -113,6 +205,8 @@ fn_destroy(void *state)
 	struct remap_fn *f = state;
 
 	remap_destroy(f->remap);
+	if (f->in_state)
+		sword_state_close(&f->state);
 	rte_free(f);
 }
 

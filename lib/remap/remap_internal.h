@@ -210,6 +210,11 @@ struct rmp_server {
 	uint16_t n_lanes;
 	uint16_t first_lane;  /* index into r->lanes */
 	bool keep_conns;
+	/* the start hold-off covers its connections: every server after an
+	 * empty start, only those given up after an adopting one
+	 * (remap_state.c) */
+	bool held;
+	bool given_up;        /* by this adoption (remap_state.c) */
 };
 
 struct remap {
@@ -233,6 +238,9 @@ struct remap {
 	bool dead_pending;             /* a lane closed: remap_tick tells its clients */
 	bool dreq_pending;             /* a lane with a held DREQ closed: remap_tick sends it */
 	bool prompt_pending;           /* a lane has prompt_due: remap_tick prompts it */
+	/* a lane was ever kept (remap_cm.c): CM messages are looked at for
+	 * it from then on (not a counter: counters are the process's) */
+	bool some_kept;
 	/* rmp_order_domains' last "placed now on a free lane" answer, for
 	 * the request it was asked about (remap_request_fast then skips the checks it
 	 * made).  Valid only until remapping next runs: every entry point
@@ -242,7 +250,34 @@ struct remap {
 		uint32_t conn, inc, psn;
 		bool set, rd_room;
 	} told;
+	/* In a state segment (remap_state.c): the servers whose lanes and
+	 * connections the frame, tick or connection end in progress may be
+	 * changing ([0]: the frame's or tick's, [1]: a connection ending
+	 * within it; RMP_TORN_ALL: every server; 0: none).  A process killed
+	 * there leaves them half made: the next one gives those servers up. */
+	uint32_t torn_ip[2];
+	bool in_state;
+	bool own_rc;          /* the connection table is in the block too */
+	struct remap_adopt_info adopted;
 };
+
+#define RMP_TORN_ALL UINT32_MAX
+
+/* What follows may change server_ip's lanes and connections (compiler
+ * fences: a kill sees the mark before any of the changes). */
+static inline void
+rmp_torn_begin(struct remap *r, uint32_t server_ip)
+{
+	r->torn_ip[0] = server_ip;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void
+rmp_torn_end(struct remap *r)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r->torn_ip[0] = 0;
+}
 
 /* The stub a request leaves (enum rmp_kind), by its opcode. */
 static inline uint8_t
@@ -278,11 +313,21 @@ rmp_in_start_holdoff(struct remap *r, uint64_t now)
 	return false;
 }
 
-/* Within the start hold-off, a connection not set up by the CM since. */
+static inline int rmp_server_of(const struct remap *r, uint32_t ip4);
+
+/* Within the start hold-off, a connection not set up by the CM since, of
+ * a server the hold-off covers (an unknown one: any). */
 static inline bool
 rmp_held_at_start(struct remap *r, const struct rc_conn *c, uint64_t now)
 {
-	return rmp_in_start_holdoff(r, now) && (c == NULL || !c->by_cm);
+	int s;
+
+	if (!rmp_in_start_holdoff(r, now))
+		return false;
+	if (c == NULL)
+		return true;
+	s = rmp_server_of(r, c->srv_ip);
+	return !c->by_cm && (s < 0 || r->servers[s].held);
 }
 
 /* The responder resources of c's server QP (the CM's, else the
@@ -388,6 +433,14 @@ rmp_managed(const struct remap *r, const struct roce_pkt *p, bool request)
 		return -1;
 	return server;
 }
+
+/* remap_core.c: remap_create's steps, shared with remap_state.c */
+int rmp_params(const struct remap_params *in, struct remap_params *p);
+void rmp_set_servers(struct remap *r, const struct remap_params *prm);
+void rmp_wire(struct remap *r);
+int rmp_listen(struct remap *r);
+/* remap_state.c: remap_create in a state block */
+struct remap *rmp_create_in_state(const struct remap_params *prm);
 
 /* remap_core.c */
 struct rmp_conn *rmp_conn_of(struct remap *r, const struct rc_conn *c);

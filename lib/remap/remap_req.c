@@ -675,6 +675,7 @@ read_request_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok
 		return false;
 	if (!*icrc_ok && !(*icrc_ok = roce_icrc_verify(f, p)))
 		return false;  /* the general steps count and drop it */
+	rmp_torn_begin(r, p->dst_ip4);
 	if (unlikely(r->servers[l->server].keep_conns)) {
 		/* rmp_keep_request's upkeep of a known connection */
 		rc_touch(c, now);
@@ -699,6 +700,7 @@ read_request_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok
 	rcn->msn = cmsn;
 	rcn->next = roce_psn_add(cpsn, span);
 	stitch(r, l, f, p, lpsn, now);
+	rmp_torn_end(r);
 	return true;
 }
 
@@ -726,6 +728,7 @@ remap_request_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_o
 		return false;
 	if (!*icrc_ok && !(*icrc_ok = roce_icrc_verify(f, p)))
 		return false;  /* the general steps count and drop it */
+	rmp_torn_begin(r, p->dst_ip4);
 	slot = rc_index(r->rc, c);
 	rcn = &r->conns[slot];
 	l = &r->lanes[rcn->lane];
@@ -746,13 +749,14 @@ remap_request_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_o
 	placed_by(r, l, c);
 	rev_set(&rcn->rev[cpsn & r->crev_mask], cpsn, lpsn, kind, cmsn, fp);
 	stitch(r, l, f, p, lpsn, now);
+	rmp_torn_end(r);
 	return true;
 }
 
-enum remap_verdict
-remap_request_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
-		      struct roce_pkt *p, bool icrc_ok, uint64_t now,
-		      struct remap_emit *emit, uint32_t emit_cap, uint32_t *n_emit)
+static enum remap_verdict
+request_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
+		struct roce_pkt *p, bool icrc_ok, uint64_t now,
+		struct remap_emit *emit, uint32_t emit_cap, uint32_t *n_emit)
 {
 	const struct rmp_server *sv;
 	struct rc_conn *c;
@@ -773,7 +777,7 @@ remap_request_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	c = rc_find_req(r->rc, p->src_ip4, p->dst_ip4, p->qpn);
 	if (sv->keep_conns)
 		c = rmp_keep_request(r, c, f, p, &icrc_ok, now);
-	if (rmp_held_at_start(r, c, now)) {
+	if (sv->held && rmp_held_at_start(r, c, now)) {
 		r->c.start_held++;
 		return REMAP_DROP;
 	}
@@ -812,6 +816,20 @@ remap_request_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		rcn = rmp_conn_of(r, c);
 	}
 	return req_route(r, c, rcn, f, p, icrc_ok, now, emit, emit_cap, n_emit);
+}
+
+/* What may change is the server's the request is to (remap_state.c). */
+enum remap_verdict
+remap_request_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
+		      struct roce_pkt *p, bool icrc_ok, uint64_t now,
+		      struct remap_emit *emit, uint32_t emit_cap, uint32_t *n_emit)
+{
+	enum remap_verdict v;
+
+	rmp_torn_begin(r, p->ip_version == 4 ? p->dst_ip4 : RMP_TORN_ALL);
+	v = request_general(r, f, len, cap, p, icrc_ok, now, emit, emit_cap, n_emit);
+	rmp_torn_end(r);
+	return v;
 }
 
 enum remap_verdict

@@ -798,7 +798,8 @@ answer_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok, uint
 	int server;
 
 	if (p->ip_version != 4 || r->prm.general_only ||
-	    (server = rmp_server_of(r, p->src_ip4)) < 0 || rmp_in_start_holdoff(r, now))
+	    (server = rmp_server_of(r, p->src_ip4)) < 0 ||
+	    (rmp_in_start_holdoff(r, now) && r->servers[server].held))
 		return false;
 	sv = &r->servers[server];
 	l = &r->lanes[sv->first_lane];
@@ -822,6 +823,7 @@ answer_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok, uint
 	if ((kind == RK_ACKABLE || roce_has(p->oi, ROCE_HDR_AETH)) &&
 	    roce_syndrome_kind(roce_get_syndrome(f, p)) != ROCE_AETH_ACK)
 		return false;
+	rmp_torn_begin(r, p->src_ip4);
 	r->c.resp_seen++;
 	l->una = roce_psn_add(L, 1);
 	if (kind == RK_READ) {
@@ -835,6 +837,7 @@ answer_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_ok, uint
 		st->flags |= RS_ACKED;
 	}
 	rewrite_to_client(r, f, p, c, rcn, st->cpsn, st->cmsn);
+	rmp_torn_end(r);
 	return true;
 }
 
@@ -859,10 +862,10 @@ remap_response_fast(struct remap *r, uint8_t *f, struct roce_pkt *p, bool *icrc_
 	return false;
 }
 
-enum remap_verdict
-remap_response_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
-		       struct roce_pkt *p, bool icrc_ok, uint64_t now,
-		       struct remap_emit *emit, uint32_t emit_cap, uint32_t *n_emit)
+static enum remap_verdict
+response_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
+		 struct roce_pkt *p, bool icrc_ok, uint64_t now,
+		 struct remap_emit *emit, uint32_t emit_cap, uint32_t *n_emit)
 {
 	struct resp_ctx x;
 	const struct rmp_server *sv;
@@ -881,7 +884,7 @@ remap_response_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 	sv = &r->servers[server];
 	r->c.resp_seen++;
 	rmp_learn_pmtu(r, (uint32_t)server, f, p, &icrc_ok);
-	if (rmp_in_start_holdoff(r, now) &&
+	if (rmp_in_start_holdoff(r, now) && sv->held &&
 	    rmp_held_at_start(r, rc_find_resp(r->rc, p->src_ip4, p->dst_ip4, p->qpn), now)) {
 		/* an answer from a lane of before the restart could carry any
 		 * client's data to the lane's owner */
@@ -937,6 +940,20 @@ remap_response_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
 		v = REMAP_DROP;
 	}
 	rmp_wake(r, l, now, emit, emit_cap, n_emit);
+	return v;
+}
+
+/* What may change is the server's the answer is from (remap_state.c). */
+enum remap_verdict
+remap_response_general(struct remap *r, uint8_t *f, uint32_t *len, uint32_t cap,
+		       struct roce_pkt *p, bool icrc_ok, uint64_t now,
+		       struct remap_emit *emit, uint32_t emit_cap, uint32_t *n_emit)
+{
+	enum remap_verdict v;
+
+	rmp_torn_begin(r, p->ip_version == 4 ? p->src_ip4 : RMP_TORN_ALL);
+	v = response_general(r, f, len, cap, p, icrc_ok, now, emit, emit_cap, n_emit);
+	rmp_torn_end(r);
 	return v;
 }
 

@@ -309,9 +309,13 @@ remap_tick(struct remap *r, uint64_t now, struct remap_emit *emit, uint32_t emit
 	for (uint32_t k = 0; k < r->n_lanes; k++) {
 		struct rmp_lane *l = &r->lanes[k];
 
-		if (l->open && (l->wait_n || l->resv_set))
+		if (l->open && (l->wait_n || l->resv_set)) {
+			rmp_torn_begin(r, r->servers[l->server].ip);
 			rmp_wake(r, l, now, emit, emit_cap, n_emit);
+		}
 	}
+	if (r->prompt_pending || r->dead_pending || r->dreq_pending)
+		rmp_torn_begin(r, RMP_TORN_ALL);
 	if (r->prompt_pending) {
 		r->prompt_pending = false;
 		for (uint32_t k = 0; k < r->n_lanes; k++) {
@@ -329,4 +333,5 @@ remap_tick(struct remap *r, uint64_t now, struct remap_emit *emit, uint32_t emit
 		rmp_tell_dead_all(r, emit, emit_cap, n_emit);
 	if (r->dreq_pending)
 		rmp_send_dreqs(r, emit, emit_cap, n_emit);
+	rmp_torn_end(r);
 }

@@ -32,6 +32,7 @@ struct ser_fn {
 					     * had no region: reconfigure takes it */
 	uint16_t worker;
 	bool in_state;                      /* ser lives in state (swordd --state) */
+	bool adopted;                       /* ... and goes on from an earlier process's */
 	struct sword_state state;
 	uint64_t emit_lost;                 /* no mbuf for a synthesized frame */
 	struct ser_emit emit[SER_FN_EMIT_MAX];
@@ -201,6 +202,7 @@ create_in_state(struct ser_fn *f, const struct ser_params *base,
 		SWORD_LOG(INFO, "state: %s", why);
 	if (!prm.state_adopt)
 		return 0;   /* new, or refused above */
+	f->adopted = true;
 	ser_adopt_info(f->ser, &ai);
 	SWORD_LOG(INFO, "state: %s: %u connection(s), %u word(s) known; given up (a frame "
 		  "in progress when it ended): %u connection(s), %u word(s)", why, ai.conns,
@@ -222,7 +224,7 @@ fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 	if (f == NULL)
 		return NULL;
 	f->worker = (uint16_t)worker_id;
-	if (prm.n_regions == 0 || (cfg->state_path[0] != '\0' && cfg->remapping)) {
+	if (prm.n_regions == 0) {
 		char why[400];
 
 		/* a process that keeps no segment is a link of the chain too:
@@ -233,26 +235,28 @@ fn_create(const struct sword_config *cfg, struct sword_worker *w, int socket_id)
 			rte_free(f);
 			return NULL;
 		}
-		if (prm.n_regions == 0)
-			return f;       /* this worker owns no lock region */
+		return f;       /* this worker owns no lock region */
 	}
-	/* the worker's connection table, shared with remapping */
-	prm.rc = sword_worker_rc(w);
 	prm.defer_resign = true;   /* the worker re-signs once (ctx->resign_due) */
-	if (prm.rc == NULL) {
-		rte_free(f);
-		return NULL;
-	}
-	if (cfg->state_path[0] != '\0' && !cfg->remapping) {
-		if (create_in_state(f, &prm, cfg) != 0) {
+	if (cfg->state_path[0] != '\0') {
+		/* the segment holds the worker's connection table, which
+		 * remapping shares */
+		if (create_in_state(f, &prm, cfg) != 0 ||
+		    sword_worker_use_rc(w, ser_rc(f->ser), f->adopted) != 0) {
+			if (f->ser != NULL) {
+				ser_destroy(f->ser);
+				sword_state_close(&f->state);
+			}
 			rte_free(f);
 			return NULL;
 		}
 	} else {
-		if (cfg->state_path[0] != '\0')
-			SWORD_LOG(WARNING, "state: %s.w%u: not kept with [features] remapping = "
-				  "on (its lanes are the servers' QPs, which a restart cannot "
-				  "take over): a restart starts empty", cfg->state_path, worker_id);
+		/* the worker's connection table, shared with remapping */
+		prm.rc = sword_worker_rc(w);
+		if (prm.rc == NULL) {
+			rte_free(f);
+			return NULL;
+		}
 		f->ser = ser_create(&prm);
 	}
 	if (f->ser == NULL) {

@@ -201,15 +201,20 @@ sword_worker_detach_all(struct sword_worker *w)
 {
 	unsigned int i;
 
-	for (i = 0; i < w->n_fn; i++)
+	/* last first: a later function may use a table an earlier one
+	 * keeps (the connection table in the serializer's state segment) */
+	for (i = w->n_fn; i-- > 0;)
 		if (w->fn[i].ops->destroy != NULL && w->fn[i].state != NULL)
 			w->fn[i].ops->destroy(w->fn[i].state);
 	w->n_fn = 0;
 	memset(w->icrc_ahead, 0, sizeof(w->icrc_ahead));
 	w->icrc_ahead_servers = 0;
 	w->icrc_ahead_any = false;
-	rc_destroy(w->rc);
+	if (!w->rc_borrowed)
+		rc_destroy(w->rc);
 	w->rc = NULL;
+	w->rc_borrowed = false;
+	w->rc_adopted = false;
 }
 
 static inline void
@@ -447,19 +452,39 @@ emit_from(struct sword_worker *w, const struct sword_fn_ctx *ctx,
 	return run_chain(w, &e, pos + 1, false, unsigned_in) ? 0 : -1;
 }
 
-struct rc_table *
-sword_worker_rc(struct sword_worker *w)
+struct rc_params
+sword_worker_rc_params(const struct sword_worker *w)
 {
 	const struct sword_config *cfg = w->cfg;
 	const uint64_t ms = rte_get_tsc_hz() / 1000;
 
-	if (w->rc == NULL)
-		w->rc = rc_create(&(struct rc_params){
-			.max_conns = cfg->qps,
-			.idle_tsc = (uint64_t)cfg->atomic.conn_idle_ms * ms,
-			.holdoff_tsc = (uint64_t)cfg->atomic.learn_holdoff_ms * ms,
-			.history = cfg->stub_ring });
+	return (struct rc_params){
+		.max_conns = cfg->qps,
+		.idle_tsc = (uint64_t)cfg->atomic.conn_idle_ms * ms,
+		.holdoff_tsc = (uint64_t)cfg->atomic.learn_holdoff_ms * ms,
+		.history = cfg->stub_ring };
+}
+
+struct rc_table *
+sword_worker_rc(struct sword_worker *w)
+{
+	if (w->rc == NULL) {
+		const struct rc_params rp = sword_worker_rc_params(w);
+
+		w->rc = rc_create(&rp);
+	}
 	return w->rc;
+}
+
+int
+sword_worker_use_rc(struct sword_worker *w, struct rc_table *rc, bool adopted)
+{
+	if (w->rc != NULL && w->rc != rc)
+		return -1;
+	w->rc = rc;
+	w->rc_borrowed = true;
+	w->rc_adopted = adopted;
+	return 0;
 }
 
 static void

@@ -360,6 +360,9 @@ struct sword_worker {
 	uint32_t fn_sample_tick;               /* managed frames, for latency samples */
 	struct rc_table *rc;                   /* connections (lib/rc), shared by the
 						* functions; sword_worker_rc() */
+	/* rc lives in a function's state segment (sword_worker_use_rc): that
+	 * function ends it; adopted: an earlier process's table */
+	bool rc_borrowed, rc_adopted;
 	/* What a burst verifies ahead (checks_icrc): frames of a server in
 	 * icrc_ahead_servers (bit = server index) with an opcode whose
 	 * icrc_ahead[direction][opcode] is 1 ([1] requests, [0] responses;
@@ -392,6 +395,14 @@ sword_worker_fn_state(const struct sword_worker *wk, const struct sword_fn_ops *
  * qps, [atomic] conn_idle_ms and learn_holdoff_ms, [tables] stub_ring);
  * NULL if it cannot be allocated. */
 struct rc_table *sword_worker_rc(struct sword_worker *w);
+/* The parameters of that table (for one a function keeps in its segment). */
+struct rc_params sword_worker_rc_params(const struct sword_worker *w);
+/* A function that keeps the connection table in its state segment
+ * (swordd --state) makes it the worker's, before any other function has
+ * asked for one; adopted: the table is an earlier process's (the other
+ * functions' segments refer to its connections).  -1: the worker has
+ * another table already. */
+int sword_worker_use_rc(struct sword_worker *w, struct rc_table *rc, bool adopted);
 
 /* Every attached function's reconfigure(w->cfg), on w's lcore; the
  * frames verified ahead follow the servers the functions now have. */

@@ -29,16 +29,17 @@ whole window every 10 ms while swordd is down.  With this budget the
 pass-through run loses no QP, so the QPs the accelerated run loses are
 lost to the missing stubs, not to the budget.
 
---remap: connection remapping on too (one lane).  Lanes and stubs are not
-soft state: each restarted swordd forwards nothing of a connection the
-RDMA CM did not set up since for [remap] start_holdoff_ms (10 s, above the
-clients' retry budget), so every client connection running at a kill
-times out (QP error) instead of reaching its server QP with PSNs the lane
-has passed (lib/remap/README.md, "Restart").  Safety is asserted the same
-way; the QPs lost are reported.
+--remap: connection remapping on too (one lane).  Without --state lanes
+and stubs are lost with the process: each restarted swordd forwards
+nothing of a connection the RDMA CM did not set up since for [remap]
+start_holdoff_ms (10 s, above the clients' retry budget), so every client
+connection running at a kill times out (QP error) instead of reaching
+its server QP with PSNs the lane has passed (lib/remap/README.md,
+"Restart").  Safety is asserted the same way; the QPs lost are reported.
 
 --state: swordd --state (lib/sword/sword_state.h): each instance adopts the
-tables the killed one left; asserts 0 QP errors and 0 leaked locks too.
+tables the killed one left (with --remap its lanes too:
+lib/remap/remap_state.c); asserts 0 QP errors and 0 leaked locks too.
 --state --upgrade: each restart is an upgrade whose layout differs (the
 new instance refuses the segment and starts empty), after the upgrade
 drain; the same assertions.  The configured learn_holdoff_ms is 0 (a
@@ -207,6 +208,15 @@ def body():
                               topo.sw.stderr() + topo.sw.stdout())
                 if m:
                     ev["given_up_conns"], ev["given_up_words"] = (int(x) for x in m.groups())
+                # remapping's: a kill in one of a server's frames gives
+                # that server's lanes up (remap_state.c)
+                m = re.search(r"given up \(a frame in progress when it ended: (yes|none)\): "
+                              r"(\d+) server\(s\), (\d+) connection\(s\)",
+                              topo.sw.stderr() + topo.sw.stdout())
+                if m:
+                    ev["remap_torn"] = m.group(1) == "yes"
+                    ev["given_up_servers"], ev["given_up_remapped"] = (
+                        int(x) for x in m.groups()[1:])
             ev["clients_alive"] = sum(1 for p in procs if p.p.poll() is None)
             t.log("restart %d: swordd down %.3f s (SIGKILL, %d ms, start: main to forwarding "
                   "%s s, EAL %s s, tables %s s); before the kill: %s"
@@ -269,6 +279,12 @@ def body():
         fig["torn_restarts"] = len(torn)
         t.log("restarts killed in the middle of a frame: %d (connections given up: %s)"
               % (len(torn), [e["given_up_conns"] for e in torn]))
+        if a.remap:
+            rtorn = [e for e in events if e.get("remap_torn") or e.get("given_up_servers")]
+            fig["remap_torn_restarts"] = len(rtorn)
+            t.log("restarts that gave remapped servers up: %d (servers, connections: %s)"
+                  % (len(rtorn), [(e.get("given_up_servers"), e.get("given_up_remapped"))
+                                  for e in rtorn]))
     t.log("server: %s" % fig["server"])
     t.log("swordd (last instance): %s" % fig["swordd_last"])
     if a.json:

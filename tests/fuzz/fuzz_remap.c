@@ -77,8 +77,13 @@
  *     remap_response_fast) do what its general steps do: every input
  *     runs twice, the second time with
  *     remap_params.general_only, and every verdict, frame, emitted frame
- *     and the final counters of the two runs must be the same.
+ *     and the final counters of the two runs must be the same;
+ *   - remapping adopted from its state block (remap_state.c) goes on as
+ *     if nothing happened: a third run adopts the block before every
+ *     frame and must let out the same verdicts and frames (the counters
+ *     are the process's: with the block, none are compared).
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -133,6 +138,16 @@ struct world {
 static struct world W;
 static bool general_only;       /* this run: lib/remap's general steps only */
 static uint64_t out_hash;       /* what this run let out, and its counters */
+/*
+ * Remapping in a state block (remap_state.c), and a third run of each
+ * input that adopts the block before every frame (a swordd restarted
+ * between any two frames, none lost): it must let out exactly what the
+ * first run did (counters are the process's: not compared then).
+ * FUZZ_REMAP_STATE=0: on the heap, two runs, counters compared.
+ */
+static bool state_mode, adopt_each;
+static void *state_mem;
+static size_t state_len;
 
 /* FNV-1a over what leaves: the two runs of an input must agree */
 static void
@@ -162,7 +177,24 @@ create(void)
 		if (W.s == NULL)
 			abort();
 	}
-	W.r = remap_create(&W.rprm);
+	if (state_mode) {
+		struct remap_params sp = W.rprm;
+
+		sp.state_mem = NULL;
+		sp.state_len = remap_state_size(&sp);
+		if (sp.state_len > state_len) {
+			free(state_mem);
+			state_len = sp.state_len;
+			state_mem = aligned_alloc(64, (state_len + 63) & ~(size_t)63);
+			if (state_mem == NULL)
+				abort();
+		}
+		sp.state_mem = state_mem;
+		sp.rc_adopted = true;
+		W.r = remap_create(&sp);
+	} else {
+		W.r = remap_create(&W.rprm);
+	}
 	if (W.r == NULL)
 		abort();
 	for (int k = 0; k < MAX_LANES; k++) {
@@ -176,7 +208,7 @@ create(void)
 static void
 destroy(void)
 {
-	if (W.r != NULL)
+	if (W.r != NULL && !state_mode)
 		fold(remap_counters(W.r), sizeof(struct remap_counters));
 	remap_destroy(W.r);
 	ser_destroy(W.s);
@@ -222,6 +254,9 @@ setup(uint8_t h0, uint8_t h1)
 	W.now = 1000;
 	create();
 	W.rprm = W.r->prm;      /* with its defaults filled in */
+	W.rprm.servers = W.rsrv;
+	W.rprm.rc = NULL;       /* create()'s own */
+	W.rprm.state_mem = NULL;
 	for (int i = 0; i < FZ_NCONN; i++)
 		for (int s = 0; s < FZ_NSRV; s++)
 			fz_conn_init(&W.c[i][s], h1 & 3, i, s, FZ_NSRV);
@@ -795,7 +830,33 @@ trace_call(const char *what, int ci, int si, const struct roce_pkt *p, bool good
 	fprintf(stderr, "\n");
 }
 
-FUZZ_ORACLE static void
+FUZZ_ORACLE /* swordd killed between two frames and started again on its block */
+static void
+adopt_again(void)
+{
+	struct remap_params sp = W.rprm;
+	struct remap_adopt_info ai;
+
+	remap_destroy(W.r);
+	sp.rc = W.rc;
+	sp.state_mem = state_mem;
+	sp.state_len = state_len;
+	sp.state_adopt = true;
+	sp.state_now = W.now;
+	sp.rc_adopted = true;
+	W.r = remap_create(&sp);
+	if (W.r == NULL) {
+		fprintf(stderr, "fuzz_remap: the block was not adopted: %s\n", strerror(errno));
+		abort();
+	}
+	remap_adopt_info(W.r, &ai);
+	if (ai.torn || ai.servers_given_up || ai.conns_given_up) {
+		fprintf(stderr, "fuzz_remap: a block left between frames gave something up\n");
+		abort();
+	}
+}
+
+static void
 call(const uint8_t *in, uint32_t len, bool to_server, int ci, int si, uint8_t b7,
      bool is_retransmit, uint64_t dt)
 {
@@ -812,6 +873,8 @@ call(const uint8_t *in, uint32_t len, bool to_server, int ci, int si, uint8_t b7
 	bool good;
 	int lane = -1;
 
+	if (adopt_each)
+		adopt_again();
 	/* time passed: the worker's tick runs before the frame comes */
 	if (dt > 0) {
 		remap_tick(W.r, W.now, emit, W.emit_cap, &n_emit);
@@ -918,6 +981,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	uint64_t h;
 
+	state_mode = getenv("FUZZ_REMAP_STATE") == NULL || getenv("FUZZ_REMAP_STATE")[0] != '0';
+	adopt_each = false;
 	general_only = false;
 	out_hash = 0xcbf29ce484222325ull;
 	fz_run(&d, data, size);
@@ -929,6 +994,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "fuzz_remap: the common-case paths and the general "
 			"steps let out different frames or counters\n");
 		abort();
+	}
+	if (state_mode) {
+		general_only = false;
+		adopt_each = true;
+		out_hash = 0xcbf29ce484222325ull;
+		fz_run(&d, data, size);
+		adopt_each = false;
+		if (h != out_hash) {
+			fprintf(stderr, "fuzz_remap: adopting the state block between frames "
+				"changed what left\n");
+			abort();
+		}
 	}
 	return 0;
 }

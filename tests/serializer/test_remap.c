@@ -13,12 +13,14 @@
  * the same client PSN), and scapy on every frame swordd emitted (I1).
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rc.h"
 #include "remap.h"
+#include "remap_internal.h"   /* t_restart_state marks a torn frame */
 #include "roce.h"
 #include "serializer.h"
 #include "sim.h"
@@ -800,20 +802,164 @@ START_TEST(t_restart)
 }
 END_TEST
 
-/* Loss, duplication and reordering on every hop, lanes 1..2, alone and
- * under atomic replacement. */
+/*
+ * Remapping in a state block (remap_state.c) across restarts: the lanes,
+ * stubs, bindings and reverse index are adopted and the clients go on
+ * with nothing lost, where an empty start (t_restart) must hold every
+ * bound connection off until it dies.  The connection table lives on
+ * (the serializer's block keeps it in swordd: rc_adopted).
+ */
 static void
-random_run(uint64_t seed, bool pcap)
+state_params(struct sim *s, struct remap_params *prm, void *mem, size_t len, bool adopt,
+	     uint64_t holdoff)
+{
+	*prm = (struct remap_params){ .servers = &s->rsrv, .n_servers = 1, .rc = s->rc,
+				      .ring = 1024, .client_ring = 256, .out_of_band = true,
+				      .start_holdoff_tsc = holdoff, .state_mem = mem,
+				      .state_len = len, .state_adopt = adopt,
+				      .state_now = s->now, .rc_adopted = true };
+}
+
+static void
+state_restart(struct sim *s, void *mem, size_t len, uint64_t holdoff)
+{
+	struct remap_params prm;
+
+	state_params(s, &prm, mem, len, true, holdoff);
+	remap_destroy(s->remap);   /* a block stays as it was: a SIGKILL */
+	s->remap = remap_create(&prm);
+	ck_assert_ptr_nonnull(s->remap);
+}
+
+/* _i 0: restarts in the middle of a lossless Sherman run; 1: of a FAA
+ * run with loss, duplication and reordering (every few hundred frames,
+ * one frame in flight lost with the process); 2: a frame was in progress
+ * (torn): its server is given up and held off; 3: the connection table
+ * was not adopted along: the block is refused. */
+START_TEST(t_restart_state)
+{
+	struct sim s;
+	struct remap_params prm;
+	struct remap_adopt_info ai;
+	const bool faults = _i == 1;
+	size_t len;
+	void *mem;
+	int restarts = 0;
+
+	init(&s, 4, false, false, 1, NULL);
+	state_params(&s, &prm, NULL, 0, false, 1000);
+	len = remap_state_size(&prm);
+	ck_assert_uint_gt(len, 0);
+	mem = aligned_alloc(64, (len + 63) & ~(size_t)63);
+	ck_assert_ptr_nonnull(mem);
+	memset(mem, 0xa5, len);    /* a block never adopted holds anything */
+	remap_destroy(s.remap);
+	state_params(&s, &prm, mem, len, false, 1000);
+	s.remap = remap_create(&prm);
+	ck_assert_ptr_nonnull(s.remap);
+	if (_i >= 2) {
+		struct rm_op w = { .type = RM_WRITE, .va = SIM_DATA + 64, .len = 8,
+				   .ackreq = true, .user = 0xff,
+				   .data = { 0, 0, 0, 0, 0, 0, 0x12, 0x34 } };
+
+		sim_sherman_start(&s, 4, lock_va(6));
+		ck_assert(sim_run(&s, 2000000, 200));
+		ck_assert_uint_eq(R(&s)->bound, 4);
+		if (_i == 3) {
+			state_params(&s, &prm, mem, len, true, 1000);
+			prm.rc_adopted = false;
+			remap_destroy(s.remap);
+			s.remap = remap_create(&prm);
+			ck_assert_ptr_null(s.remap);
+			ck_assert_int_eq(errno, ESTALE);
+			s.remap = NULL;
+			free(mem);
+			sim_free(&s);
+			return;
+		}
+		s.remap->torn_ip[0] = SIM_SERVER_IP;   /* killed in one of its frames */
+		state_restart(&s, mem, len, 1000);
+		remap_adopt_info(s.remap, &ai);
+		ck_assert(ai.torn);
+		ck_assert_uint_eq(ai.servers_given_up, 1);
+		ck_assert_uint_eq(ai.conns_given_up, 4);
+		ck_assert_uint_eq(ai.lanes_open, 0);
+		/* what an empty start does (t_restart): a bound client's
+		 * request is held off, never sent to its own QP */
+		s.cl[0].done = NULL;
+		ck_assert(rm_client_post(&s.cl[0], &w, &s.q[Q_C2S]));
+		sim_flow(&s, 50);
+		ck_assert_uint_gt(R(&s)->start_held, 0);
+		ck_assert_uint_eq(rm_client_outstanding(&s.cl[0]), 1);
+		ck_assert_uint_eq(rm_mem_get(&s.srv, SIM_DATA + 64), 0);
+		sim_free(&s);   /* its remapping is in mem */
+		free(mem);
+		return;
+	}
+	if (faults) {
+		s.rng = 4242;
+		s.loss_ppm = 10000;
+		s.dup_ppm = 10000;
+		s.reorder = 1;
+		sim_faa_start(&s, 40, lock_va(12));
+	} else {
+		sim_sherman_start(&s, 30, lock_va(6));
+	}
+	while (!sim_run(&s, 100, 20000)) {
+		ck_assert_uint_lt(s.timeouts, 20000);
+		if (faults)
+			sim_drop(&s, Q_C2S, 0);   /* what the dead process held */
+		state_restart(&s, mem, len, 1000);
+		remap_adopt_info(s.remap, &ai);
+		ck_assert(!ai.torn);
+		ck_assert_uint_eq(ai.servers_given_up, 0);
+		restarts++;
+	}
+	ck_assert_int_gt(restarts, 3);
+	ck_assert(sim_idle(&s));
+	ck_assert_uint_eq(R(&s)->start_held, 0);
+	ck_assert_uint_eq(s.srv.wrong_peer, 0);
+	if (faults)
+		ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(12)), 4 * 40);
+	ASSERT_CLEAN(&s);
+	remap_destroy(s.remap);
+	s.remap = NULL;
+	free(mem);
+	sim_free(&s);
+}
+END_TEST
+
+/* Loss, duplication and reordering on every hop, lanes 1..2, alone and
+ * under atomic replacement; restart_every: remapping in a state block,
+ * restarted (adopted) every that many frames, one frame in flight lost
+ * with the process. */
+static void
+random_run(uint64_t seed, bool pcap, uint64_t restart_every)
 {
 	struct sim s;
 	char name[64];
 	int ncl = 3 + (int)(seed % 3);
 	bool ser = (seed >> 1) & 1, coalesce = (seed >> 2) & 1;
 	uint16_t lanes = 1 + (uint16_t)((seed >> 3) & 1);
-	uint64_t mode;
+	uint64_t mode, steps = 0;
+	void *mem = NULL;
+	size_t len = 0;
+	bool done;
 
 	snprintf(name, sizeof(name), "remap-random-%llu", (unsigned long long)seed);
 	init(&s, ncl, ser, coalesce, lanes, pcap ? name : NULL);
+	if (restart_every) {
+		struct remap_params prm;
+
+		state_params(&s, &prm, NULL, 0, false, 1000);
+		len = remap_state_size(&prm);
+		mem = aligned_alloc(64, (len + 63) & ~(size_t)63);
+		ck_assert_ptr_nonnull(mem);
+		remap_destroy(s.remap);
+		state_params(&s, &prm, mem, len, false, 1000);
+		s.remap = remap_create(&prm);
+		ck_assert_ptr_nonnull(s.remap);
+	}
 	s.rng = seed * 7919 + 1;
 	mode = sim_rand(&s) % 3;
 	s.loss_ppm = (uint32_t)(sim_rand(&s) % 30000);
@@ -827,7 +973,20 @@ random_run(uint64_t seed, bool pcap)
 		sim_faa_start(&s, 8, lock_va(12));
 	else
 		sim_batch_start(&s, 4, lock_va(16));
-	if (!sim_run(&s, 4000000, 6000)) {
+	if (!restart_every) {
+		done = sim_run(&s, 4000000, 6000);
+	} else {
+		while (!(done = sim_run(&s, restart_every, 6000)) && s.timeouts < 6000 &&
+		       (steps += restart_every) < 4000000) {
+			struct remap_adopt_info ai;
+
+			sim_drop(&s, (int)(sim_rand(&s) % Q_N), 0);
+			state_restart(&s, mem, len, 1000);
+			remap_adopt_info(s.remap, &ai);
+			ck_assert(!ai.torn && ai.servers_given_up == 0);
+		}
+	}
+	if (!done) {
 		dump("stuck", &s);
 		if (sim_client_errors(&s, errbuf, sizeof(errbuf)))
 			fprintf(stderr, "seed %llu errors:\n%s", (unsigned long long)seed, errbuf);
@@ -849,6 +1008,7 @@ random_run(uint64_t seed, bool pcap)
 	if (pcap)
 		ASSERT_VALID(&s);
 	sim_free(&s);
+	free(mem);
 }
 
 START_TEST(t_random)
@@ -858,11 +1018,31 @@ START_TEST(t_random)
 
 	if (getenv("REMAP_SEED")) {
 		if (_i == 0)
-			random_run(strtoull(getenv("REMAP_SEED"), NULL, 0), true);
+			random_run(strtoull(getenv("REMAP_SEED"), NULL, 0), true, 0);
 		return;
 	}
 	for (uint64_t k = 0; k < per; k++)
-		random_run((uint64_t)_i * per + k + 1, _i == 0 && k < 2);
+		random_run((uint64_t)_i * per + k + 1, _i == 0 && k < 2, 0);
+}
+END_TEST
+
+/* The same with remapping restarted from its state block every few
+ * hundred frames (remap_state.c): nothing given up, every client done,
+ * the same judges. */
+START_TEST(t_random_restart)
+{
+	uint64_t per = getenv("REMAP_SEEDS_PER") ? strtoull(getenv("REMAP_SEEDS_PER"), NULL, 0)
+						 : 6;
+
+	if (getenv("REMAP_SEED")) {
+		if (_i == 0)
+			random_run(strtoull(getenv("REMAP_SEED"), NULL, 0), true,
+				   getenv("REMAP_RESTART_EVERY")
+				   ? strtoull(getenv("REMAP_RESTART_EVERY"), NULL, 0) : 157);
+		return;
+	}
+	for (uint64_t k = 0; k < per; k++)
+		random_run((uint64_t)_i * per + k + 1, false, 97 + 60 * (k % 4));
 }
 END_TEST
 
@@ -2243,7 +2423,9 @@ remap_suite(void)
 	tcase_add_test(tc, t_owner_new_life);
 	tcase_add_loop_test(tc, t_kept_lane_ends, 0, 2);
 	tcase_add_loop_test(tc, t_restart, 0, 2);
+	tcase_add_loop_test(tc, t_restart_state, 0, 4);
 	tcase_add_loop_test(tc, t_random, 0, 6);
+	tcase_add_loop_test(tc, t_random_restart, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }
