@@ -99,7 +99,10 @@ expand(struct resp_ctx *x, uint32_t upto)
 		if (rmp_stub_client(r, st, &rcn) == NULL || (a = acc_of(x, st->conn)) == NULL)
 			continue;
 		if (st->kind != RK_ACKABLE) {
-			if (!(st->flags & RS_ANSWERED)) {
+			/* (a READ placed anew whose client an earlier placement
+			 * answered blocks nothing: it asks no more) */
+			if (!(st->flags & RS_ANSWERED) &&
+			    roce_psn_diff(st->cpsn, rcn->acked) >= 0) {
 				a->blocked = 1;
 				/* done, its answer lost: the client will ask again */
 				if (st->kind == RK_ATOMIC && !l->unans_set)
@@ -173,7 +176,9 @@ unanswered_before(struct remap *r, struct rmp_lane *l, uint32_t conn, const stru
 		const struct rmp_stub *st;
 
 		q = roce_psn_add(q, ROCE_PSN_MASK);
-		if (roce_psn_diff(q, rcn->bind_psn) < 0)
+		/* before its binding, or answered to it already (a READ
+		 * placed anew after an earlier placement answered it) */
+		if (roce_psn_diff(q, rcn->bind_psn) < 0 || roce_psn_diff(q, rcn->acked) < 0)
 			return false;
 		rv = &rcn->rev[q & r->crev_mask];
 		if (!rv->valid || rv->cpsn != q)
