@@ -79,7 +79,7 @@ create_in_state(struct remap_fn *f, struct remap_params *prm, const struct sword
 {
 	const bool own_rc = w->rc == NULL;
 	struct remap_adopt_info ai;
-	uint64_t prev_run, this_run;
+	uint64_t prev_run;
 	char path[256], why[512];
 	size_t len;
 
@@ -96,13 +96,9 @@ create_in_state(struct remap_fn *f, struct remap_params *prm, const struct sword
 		SWORD_LOG(ERR, "state: %s: no layout for this configuration", path);
 		return -1;
 	}
-	if (sword_state_run(cfg->state_path, &prev_run, &this_run, why, sizeof(why)) != 0 ||
-	    sword_state_open_run(&f->state, path, remap_state_shape(prm), len,
-				 !cfg->failover_bypass, prev_run, this_run, why, sizeof(why)) != 0 ||
-	    sword_state_run_commit(cfg->state_path, why, sizeof(why)) != 0) {
+	if (sword_state_open_chain(&f->state, cfg->state_path, path, remap_state_shape(prm), len,
+				   !cfg->failover_bypass, &prev_run, why, sizeof(why)) != 0) {
 		SWORD_LOG(ERR, "state: %s", why);
-		if (f->state.map != NULL)
-			sword_state_close(&f->state);
 		return -1;
 	}
 	f->in_state = true;

@@ -155,7 +155,7 @@ create_in_state(struct ser_fn *f, const struct ser_params *base,
 	char path[256], why[512];
 	size_t len;
 
-	uint64_t prev_run, this_run;
+	uint64_t prev_run;
 
 	prm.rc = NULL;   /* the segment holds the connection table too */
 	len = ser_state_size(&prm);
@@ -164,13 +164,9 @@ create_in_state(struct ser_fn *f, const struct ser_params *base,
 		SWORD_LOG(ERR, "state: %s: no layout for this configuration", path);
 		return -1;
 	}
-	if (sword_state_run(cfg->state_path, &prev_run, &this_run, why, sizeof(why)) != 0 ||
-	    sword_state_open_run(&f->state, path, ser_state_shape(&prm), len,
-				 !cfg->failover_bypass, prev_run, this_run, why, sizeof(why)) != 0 ||
-	    sword_state_run_commit(cfg->state_path, why, sizeof(why)) != 0) {
+	if (sword_state_open_chain(&f->state, cfg->state_path, path, ser_state_shape(&prm), len,
+				   !cfg->failover_bypass, &prev_run, why, sizeof(why)) != 0) {
 		SWORD_LOG(ERR, "state: %s", why);
-		if (f->state.map != NULL)
-			sword_state_close(&f->state);
 		return -1;
 	}
 	f->in_state = true;

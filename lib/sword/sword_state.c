@@ -263,6 +263,24 @@ fail:
 	return -1;
 }
 
+int
+sword_state_open_chain(struct sword_state *st, const char *base, const char *path,
+		       uint64_t shape, size_t data_len, bool adopt_ok, uint64_t *prev_run,
+		       char *why, size_t whylen)
+{
+	uint64_t this_run;
+
+	if (sword_state_run(base, prev_run, &this_run, why, whylen) != 0 ||
+	    sword_state_open_run(st, path, shape, data_len, adopt_ok, *prev_run, this_run,
+				 why, whylen) != 0 ||
+	    sword_state_run_commit(base, why, whylen) != 0) {
+		if (st->map != NULL)
+			sword_state_close(st);
+		return -1;
+	}
+	return 0;
+}
+
 void
 sword_state_close(struct sword_state *st)
 {

@@ -65,6 +65,15 @@ int sword_state_run_commit(const char *base, char *why, size_t whylen);
 int sword_state_open_run(struct sword_state *st, const char *path, uint64_t shape,
 			 size_t data_len, bool adopt_ok, uint64_t prev_run, uint64_t this_run,
 			 char *why, size_t whylen);
+/*
+ * sword_state_run, sword_state_open_run and sword_state_run_commit in one
+ * step, for a function's segment path under the chain base: 0 with
+ * *prev_run the previous process's run (0: none); -1 + why, nothing
+ * mapped.
+ */
+int sword_state_open_chain(struct sword_state *st, const char *base, const char *path,
+			   uint64_t shape, size_t data_len, bool adopt_ok, uint64_t *prev_run,
+			   char *why, size_t whylen);
 /* Unmap and close; the file stays for the next process. */
 void sword_state_close(struct sword_state *st);
 
