@@ -102,6 +102,20 @@ struct rc_table *rc_create(const struct rc_params *prm);
  * rc_destroy leaves the memory alone.
  */
 size_t rc_state_size(const struct rc_params *prm);
+/* RC_SHAPE_SEED folded with v (FNV-1a over its 8 bytes): the shape hash a
+ * function's state block is checked by (ser_state_shape,
+ * remap_state_shape) is built from its layout version, structure sizes
+ * and configured counts this way. */
+#define RC_SHAPE_SEED 0xcbf29ce484222325ull
+static inline uint64_t
+rc_shape_fold(uint64_t h, uint64_t v)
+{
+	for (int i = 0; i < 8; i++) {
+		h ^= (v >> (8 * i)) & 0xff;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
 struct rc_table *rc_create_at(const struct rc_params *prm, void *mem, size_t len,
 			      bool adopt);
 void rc_destroy(struct rc_table *t);

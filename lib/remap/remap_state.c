@@ -104,22 +104,12 @@ remap_state_size(const struct remap_params *prm)
 	return l.len;
 }
 
-static uint64_t
-fnv(uint64_t h, uint64_t v)
-{
-	for (int i = 0; i < 8; i++) {
-		h ^= (v >> (8 * i)) & 0xff;
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 uint64_t
 remap_state_shape(const struct remap_params *prm)
 {
 	struct remap_params p, in;
 	struct rstate_layout l;
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = RC_SHAPE_SEED;
 
 	if (prm == NULL)
 		return 0;
@@ -127,24 +117,24 @@ remap_state_shape(const struct remap_params *prm)
 	in.state_mem = (void *)1;
 	if (rmp_params(&in, &p) != 0 || layout(&p, &l) != 0)
 		return 0;
-	h = fnv(h, RMP_STATE_LAYOUT);
-	h = fnv(h, sizeof(struct remap));
-	h = fnv(h, sizeof(struct rmp_server));
-	h = fnv(h, sizeof(struct rmp_lane));
-	h = fnv(h, sizeof(struct rmp_stub));
-	h = fnv(h, sizeof(struct rmp_conn));
-	h = fnv(h, sizeof(struct rmp_rev));
-	h = fnv(h, sizeof(struct rc_conn));
-	h = fnv(h, p.ring);
-	h = fnv(h, p.client_ring);
-	h = fnv(h, l.conns);
-	h = fnv(h, p.rc == NULL);
+	h = rc_shape_fold(h, RMP_STATE_LAYOUT);
+	h = rc_shape_fold(h, sizeof(struct remap));
+	h = rc_shape_fold(h, sizeof(struct rmp_server));
+	h = rc_shape_fold(h, sizeof(struct rmp_lane));
+	h = rc_shape_fold(h, sizeof(struct rmp_stub));
+	h = rc_shape_fold(h, sizeof(struct rmp_conn));
+	h = rc_shape_fold(h, sizeof(struct rmp_rev));
+	h = rc_shape_fold(h, sizeof(struct rc_conn));
+	h = rc_shape_fold(h, p.ring);
+	h = rc_shape_fold(h, p.client_ring);
+	h = rc_shape_fold(h, l.conns);
+	h = rc_shape_fold(h, p.rc == NULL);
 	for (uint32_t i = 0; i < p.n_servers; i++) {
-		h = fnv(h, p.servers[i].ip);
-		h = fnv(h, p.servers[i].lanes);
-		h = fnv(h, p.servers[i].keep_conns);
+		h = rc_shape_fold(h, p.servers[i].ip);
+		h = rc_shape_fold(h, p.servers[i].lanes);
+		h = rc_shape_fold(h, p.servers[i].keep_conns);
 	}
-	h = fnv(h, l.len);
+	h = rc_shape_fold(h, l.len);
 	return h;
 }
 

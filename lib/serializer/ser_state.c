@@ -85,36 +85,26 @@ ser_state_size(const struct ser_params *prm)
 	return prm != NULL && state_layout(prm, &l) == 0 ? l.len : 0;
 }
 
-static uint64_t
-fnv(uint64_t h, uint64_t v)
-{
-	for (int i = 0; i < 8; i++) {
-		h ^= (v >> (8 * i)) & 0xff;
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 uint64_t
 ser_state_shape(const struct ser_params *prm)
 {
 	struct state_layout l;
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = RC_SHAPE_SEED;
 
 	if (prm == NULL || state_layout(prm, &l) != 0)
 		return 0;
-	h = fnv(h, SER_STATE_LAYOUT);
-	h = fnv(h, sizeof(struct ser));
-	h = fnv(h, sizeof(struct ser_word));
-	h = fnv(h, sizeof(struct ser_stub));
-	h = fnv(h, sizeof(struct ser_conn));
-	h = fnv(h, sizeof(struct ser_region_rt));
-	h = fnv(h, sizeof(struct rc_conn));
-	h = fnv(h, l.p.max_conns);
-	h = fnv(h, l.p.ring_size);
-	h = fnv(h, l.words_cap);
-	h = fnv(h, l.max_regions);
-	h = fnv(h, l.len);
+	h = rc_shape_fold(h, SER_STATE_LAYOUT);
+	h = rc_shape_fold(h, sizeof(struct ser));
+	h = rc_shape_fold(h, sizeof(struct ser_word));
+	h = rc_shape_fold(h, sizeof(struct ser_stub));
+	h = rc_shape_fold(h, sizeof(struct ser_conn));
+	h = rc_shape_fold(h, sizeof(struct ser_region_rt));
+	h = rc_shape_fold(h, sizeof(struct rc_conn));
+	h = rc_shape_fold(h, l.p.max_conns);
+	h = rc_shape_fold(h, l.p.ring_size);
+	h = rc_shape_fold(h, l.words_cap);
+	h = rc_shape_fold(h, l.max_regions);
+	h = rc_shape_fold(h, l.len);
 	return h;
 }
 
