@@ -568,6 +568,11 @@ def table_row(name, res):
         "; ".join(res["why"]).replace("|", "/")[:300])
 
 
+def table_lines(results):
+    return [TABLE_HEAD, "|" + "---|" * TABLE_HEAD.count(" | ") + "---|"] + \
+        [table_row(n, r) for n, r in results.items()]
+
+
 def body():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -683,8 +688,13 @@ def body():
         for side, m in (("features", feat), ("baseline", base)):
             for ln in m.get("i2_detail", []) + m.get("i3_detail", []) + m.get("errors", []):
                 t.log("    %s: %s" % (side, ln))
-    lines = [TABLE_HEAD, "|" + "---|" * TABLE_HEAD.count(" | ") + "---|"]
-    lines += [table_row(n, r) for n, r in results.items()]
+        if a.table and k + 1 < len(cells):
+            # the table so far: a run of hours stopped part way still
+            # leaves every cell it judged
+            with open(a.table, "w") as f:
+                f.write("\n".join(table_lines(results)) + "\n\n(%d of %d cells so far)\n" %
+                        (k + 1, len(cells)))
+    lines = table_lines(results)
     n_fail = sum(1 for r in results.values() if r["verdict"] == "FAIL")
     n_err = sum(1 for r in results.values() if r["verdict"] == "ERROR")
     n_ref = sum(1 for r in results.values() if r["verdict"] == "REFUSED")
