@@ -158,10 +158,15 @@ struct ser_conn {
 	uint32_t walk_from;   /* lowest PSN that may still need an answer */
 	uint32_t msgs;        /* messages seen (relative MSN) */
 	uint32_t msn_off;     /* server MSN - msgs */
+	/* an offset a READ response or ATOMIC ACK proposed (ser_resp.c
+	 * resp_learn_msn), and the message it came from */
+	uint32_t msn_cand;
+	uint32_t msn_cand_seq;
 	/* open multi-packet write overlapping managed words */
 	uint32_t open_word;
 	uint32_t open_nwords;
 	uint8_t msn_known;
+	uint8_t msn_cand_set;
 	uint8_t nodecide;     /* PSN sequence re-synchronized: decide nothing ... */
 	uint8_t last_was_read;
 	uint8_t untracked;    /* unpaired and ambiguous: its answers may never

@@ -163,16 +163,46 @@ out:
 	return false;
 }
 
+/*
+ * The server's MSN offset (its MSN after request q is msg_seq(q) + off),
+ * from a fresh completion of a stub.  A plain ACK at P carries the MSN
+ * after P exactly: a fresh or coalesced ACK, or a duplicate WRITE's
+ * answer, which names the server's newest PSN with its current MSN.  A
+ * READ response or ATOMIC ACK at P need not: a responder re-executes a
+ * duplicate READ, and rxe replays a duplicate atomic, with its current
+ * MSN, that of its newest request E beyond P.  swordd sees such a
+ * duplicate as fresh when it never saw P's first answer (a connection
+ * met mid-life: after an eviction, a restart, a torn frame given up; or
+ * every answer from P to E lost before swordd), and an offset taken from
+ * it makes every ATOMIC ACK it synthesizes carry an MSN ahead of the
+ * server's (closed fuzzer state-restart-atomic-ack-msn-ahead: MSN 27
+ * where the server's is 10).  So such a response only proposes an
+ * offset, taken when the next one, of another message, proposes the same:
+ * a duplicate's proposal is too high by the messages between P and E,
+ * two duplicates of one go-back-N stretch never agree (the server
+ * executes nothing new between them, so their MSN is the same and their
+ * messages differ), and a duplicate agrees with a fresh answer only at E,
+ * where it is exact.
+ */
 static void
 resp_learn_msn(struct ser_conn *sc, const struct rc_conn *c,
 	       const struct roce_pkt *p, const struct resp *r)
 {
-	if (r->has_aeth && r->kind == ROCE_AETH_ACK &&
-	    roce_psn_diff(r->P, c->una) >= 0 && r->sp != NULL &&
-	    (r->sp->flags & SF_MSN_VALID) && p->opcode != ROCE_RC_READ_RESPONSE_FIRST) {
-		sc->msn_off = (r->msn - r->sp->msg_seq) & ROCE_PSN_MASK;
+	uint32_t off;
+
+	if (!r->has_aeth || r->kind != ROCE_AETH_ACK ||
+	    roce_psn_diff(r->P, c->una) < 0 || r->sp == NULL ||
+	    !(r->sp->flags & SF_MSN_VALID) || p->opcode == ROCE_RC_READ_RESPONSE_FIRST)
+		return;
+	off = (r->msn - r->sp->msg_seq) & ROCE_PSN_MASK;
+	if (p->opcode == ROCE_RC_ACKNOWLEDGE ||
+	    (sc->msn_cand_set && sc->msn_cand == off && sc->msn_cand_seq != r->sp->msg_seq)) {
+		sc->msn_off = off;
 		sc->msn_known = 1;
 	}
+	sc->msn_cand = off;
+	sc->msn_cand_seq = r->sp->msg_seq;
+	sc->msn_cand_set = 1;
 }
 
 /* ------------------------------------------------------------------ */

@@ -285,8 +285,9 @@ main(int argc, char **argv)
 		if (!st_req[pi] || !st_resp[pi])
 			return 1;
 	}
-	/* the word is learned from one real ATOMIC ACK, untimed */
-	{
+	/* the word is learned from a real ATOMIC ACK, and the server's MSN
+	 * offset from two (ser_resp.c resp_learn_msn), untimed */
+	for (int i = 0; i < 2; i++) {
 		struct roce_pkt p;
 
 		build_pair(&pp[0], &up, &down, &psn, &value, &msn, true);

@@ -156,12 +156,15 @@ bench_init(struct bench *b, bool one_at_a_time, size_t max_chunks, rte_be32_t sr
 	b->chunk_ns = calloc(max_chunks, sizeof(double));
 	if (b->chunk_ns == NULL)
 		abort();
-	/* the word is learned from one real ATOMIC ACK, not counted */
-	build_pair(b, req[0], &req_len[0], ack[0], &ack_len[0], true);
-	CALLGRIND_TOGGLE_COLLECT;
-	through(b, req, req_len, 1);
-	through(b, ack, ack_len, 1);
-	CALLGRIND_TOGGLE_COLLECT;
+	/* the word is learned from a real ATOMIC ACK, and the server's MSN
+	 * offset from two (ser_resp.c resp_learn_msn), not counted */
+	for (int i = 0; i < 2; i++) {
+		build_pair(b, req[0], &req_len[0], ack[0], &ack_len[0], true);
+		CALLGRIND_TOGGLE_COLLECT;
+		through(b, req, req_len, 1);
+		through(b, ack, ack_len, 1);
+		CALLGRIND_TOGGLE_COLLECT;
+	}
 }
 
 static void

@@ -106,6 +106,17 @@ post_read(struct sim *s, int i)
 				    .user = MANUAL });
 }
 
+/* Two READs: the first answer pairs client i's connection, the second,
+ * of another message, confirms the server's MSN offset the first one
+ * proposed (ser_resp.c resp_learn_msn); its atomics are decided after
+ * that.  Uses 2 PSNs. */
+static void
+pair(struct sim *s, int i)
+{
+	post_read(s, i);
+	post_read(s, i);
+}
+
 /* Teach swordd lock word va so later ops on it are decided, not passed:
  * a READ pairs client i's connection (its answer is the evidence), then a
  * real CAS that changes nothing teaches the value.  Uses 2 PSNs. */
@@ -244,9 +255,9 @@ END_TEST
 START_TEST(t_s2_reconnect_same_qpn_psn)
 {
 	/* Client 0 takes and releases the lock through swordd (its CAS at
-	 * 3185 is rewritten); client 1 then holds it.  Client 0 re-creates
+	 * 3187 is rewritten); client 1 then holds it.  Client 0 re-creates
 	 * its QP with the same QPN and initial PSN and sends the same CAS at
-	 * 3185: a new incarnation, not a retransmission — it must not be
+	 * 3187: a new incarnation, not a retransmission — it must not be
 	 * granted the lock client 1 holds. */
 	struct sim s;
 
@@ -256,10 +267,9 @@ START_TEST(t_s2_reconnect_same_qpn_psn)
 	sim_sherman_acquire(&s, 1, lock_va(0));   /* teaches the word (real) */
 	sim_flow(&s, 10000);
 	ck_assert_int_eq(s.acquired[1], 1);
-	/* client 0: a READ at 3185 pairs its connection, the CAS at 3186
-	 * is rewritten */
-	post(&s, 0, &(struct rm_op){ .type = RM_READ, .va = SIM_DATA, .len = 8,
-				     .user = MANUAL });
+	/* client 0: READs at 3185 and 3186 pair its connection, the CAS at
+	 * 3187 is rewritten */
+	pair(&s, 0);
 	sim_sherman_acquire(&s, 0, lock_va(0));
 	sim_flow(&s, 10000);
 	ck_assert_int_eq(s.acquired[0], 1);
@@ -269,11 +279,10 @@ START_TEST(t_s2_reconnect_same_qpn_psn)
 	sim_flow(&s, 10000);
 	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(0)), 2);
 	s.holder[0] = 1;
-	/* client 0 restarts: same QPN, PSN 3185, same READ, same CAS */
+	/* client 0 restarts: same QPN, PSN 3185, same READs, same CAS */
 	sim_reconnect(&s, 0);
 	s.target = 2;
-	post(&s, 0, &(struct rm_op){ .type = RM_READ, .va = SIM_DATA, .len = 8,
-				     .user = MANUAL });
+	pair(&s, 0);
 	sim_sherman_acquire(&s, 0, lock_va(0));
 	sim_flow(&s, 2000);
 	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(0)), 2);
@@ -889,7 +898,7 @@ START_TEST(t_s8_response_ahead_of_window)
 	init(&s, 2, 0, false, "conn-s8");
 	sim_sherman_setup(&s, 1);
 	learn(&s, 1, lock_va(7));
-	post_read(&s, 0);                           /* pairs client 0 */
+	pair(&s, 0);                                /* pairs client 0 */
 	post_cas(&s, 0, lock_va(7), 1, 0);          /* client 0 takes it */
 	sim_flow(&s, 1000);
 	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(7)), 1);
@@ -1176,9 +1185,9 @@ END_TEST
 /*
  * The open safety bug of 2026-11-27 (CI's e2e-sherman-accel-samepsn-
  * reconnect, a lock counter one short).  Client 0 (out of band, no RDMA
- * CM) is granted the lock by a CAS decided here (3186, WRITE 1) and
- * releases it (3187, WRITE 0).  It re-creates its QP with the same QPN
- * and PSNs and sends the same READ and the same CAS: to swordd a copy of
+ * CM) is granted the lock by a CAS decided here (3187, WRITE 1) and
+ * releases it (3188, WRITE 0).  It re-creates its QP with the same QPN
+ * and PSNs and sends the same READs and the same CAS: to swordd a copy of
  * the answered grant, on a word that moved since (its own release); to
  * the server's new QP a fresh CAS.  Replayed as a zero-length WRITE with
  * the recorded "granted", the new life held a lock memory did not show,
@@ -1191,16 +1200,16 @@ START_TEST(t_new_life_cas_after_own_release)
 
 	init(&s, 2, 0, false, "conn-new-life-cas-own-release");
 	learn(&s, 1, lock_va(4));
-	post_read(&s, 0);                         /* 3185 */
-	post_cas(&s, 0, lock_va(4), 1, 0);        /* 3186: decided, granted */
+	pair(&s, 0);                              /* 3185, 3186 */
+	post_cas(&s, 0, lock_va(4), 1, 0);        /* 3187: decided, granted */
 	sim_flow(&s, 1000);
 	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(4)), 1);
-	post_write(&s, 0, lock_va(4), 0);         /* 3187: the release */
+	post_write(&s, 0, lock_va(4), 0);         /* 3188: the release */
 	sim_flow(&s, 1000);
 	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(4)), 0);
 	sim_reconnect(&s, 0);
-	post_read(&s, 0);                         /* 3185 */
-	post_cas(&s, 0, lock_va(4), 1, 0);        /* 3186, same content */
+	pair(&s, 0);                              /* 3185, 3186 */
+	post_cas(&s, 0, lock_va(4), 1, 0);        /* 3187, same content */
 	sim_flow(&s, 1000);
 	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(4)), 1);
 	ck_assert_uint_eq(ser_counters(s.ser)->replay_ran, 1);
@@ -1270,6 +1279,71 @@ START_TEST(t_new_life_repeats_cas_chain)
 END_TEST
 
 /*
+ * The server's MSN offset from a duplicate READ (closed fuzzer
+ * state-restart-atomic-ack-msn-ahead, here with no restart).  A CAS
+ * granted here (run as a WRITE), a READ and a WRITE all run at the
+ * server and every answer is lost before swordd.  The client goes back
+ * N: the server ACKs the duplicate WRITE at its newest PSN (lost too) and
+ * re-executes the READ, answering with its current MSN, one message
+ * ahead of the READ's own.  Taken as the offset, it made the ATOMIC ACK
+ * synthesized for the grant one ahead of the server's MSN.
+ */
+START_TEST(t_msn_not_from_duplicate_read)
+{
+	struct sim s;
+	char buf[512];
+	uint32_t acks = 0;
+
+	init(&s, 1, 0, false, "conn-msn-dup-read");
+	learn(&s, 0, lock_va(9));                 /* 3185, 3186: MSN 1, 2 */
+	post_cas(&s, 0, lock_va(9), 1, 0);        /* 3187: 3, granted here */
+	post_read(&s, 0);                         /* 3188: 4 */
+	post_write(&s, 0, SIM_DATA, 7);           /* 3189: 5 */
+	for (int i = 0; i < 3; i++)
+		ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert_uint_eq(C(&s)->granted, 1);
+	for (int i = 0; i < 3; i++)
+		ck_assert(sim_deliver(&s, Q_S2M, 0));
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(9)), 1);
+	while (s.q[Q_M2S].n)                      /* every answer lost */
+		ck_assert(sim_drop(&s, Q_M2S, 0));
+	rm_client_timeout(&s.cl[0], &s.q[Q_C2S]); /* go-back-N */
+	while (s.q[Q_C2S].n)
+		ck_assert(sim_deliver(&s, Q_C2S, 0));
+	while (s.q[Q_S2M].n)
+		ck_assert(sim_deliver(&s, Q_S2M, 0));
+	ck_assert_uint_eq(s.q[Q_M2S].n, 3);
+	ck_assert(sim_drop(&s, Q_M2S, 0));        /* the duplicate WRITE's ACK */
+	ck_assert(sim_deliver(&s, Q_M2S, 0));     /* the READ's, MSN 5 */
+	for (uint32_t i = 0; i < s.q[Q_S2C].n; i++) {
+		const struct rm_frame *o = &s.q[Q_S2C].f[(s.q[Q_S2C].head + i) % s.q[Q_S2C].cap];
+		struct roce_pkt p;
+
+		ck_assert_int_eq(roce_parse(o->buf, o->len, &p), ROCE_OK);
+		if (p.opcode != ROCE_RC_ATOMIC_ACKNOWLEDGE)
+			continue;
+		ck_assert_uint_eq(p.psn, 3187);
+		ck_assert_uint_eq(roce_get_msn(o->buf, &p), 3);  /* the server's */
+		acks++;
+	}
+	ck_assert_uint_eq(acks, 1);
+	sim_flow(&s, 100000);
+	/* what the client model says of the server's own re-executed READ,
+	 * in pass-through too */
+	if (sim_client_errors(&s, buf, sizeof(buf))) {
+		ck_assert_msg(strstr(buf, "RC_READ_RESPONSE_ONLY PSN 3188 MSN 5, expected 4") != NULL,
+			      "%s", buf);
+		s.cl[0].errors = 0;
+	}
+	finish(&s);
+	ck_assert_uint_eq(atomic_result(&s, 0, 3187), 0);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(9)), 1);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
+/*
  * Issue #30's audit: a restart with a granted WRITE in flight.  A's CAS
  * (0->1) is granted here; the WRITE swordd made of it is on its way to
  * the server when swordd restarts (all state lost).  B's CAS(0->2)
@@ -1289,9 +1363,9 @@ START_TEST(t_restart_granted_write_in_flight)
 	s.prm.start_quiet_tsc = _i ? 0 : 20000;
 	ck_assert_int_eq(sim_reconfigure(&s), 0);
 	learn(&s, 1, lock_va(5));                 /* B: 3185, 3186 */
-	post_read(&s, 0);                         /* A: 3185 */
+	pair(&s, 0);                              /* A: 3185, 3186 */
 	sim_flow(&s, 1000);
-	post_cas(&s, 0, lock_va(5), 1, 0);        /* A: 3186, decided */
+	post_cas(&s, 0, lock_va(5), 1, 0);        /* A: 3187, decided */
 	ck_assert(sim_deliver(&s, Q_C2S, 0));
 	ck_assert_uint_eq(s.q[Q_S2M].n, 1);       /* A's WRITE(1), on its way */
 	ser_reset(s.ser);                         /* the restart */
@@ -1370,9 +1444,9 @@ START_TEST(t_restart_adopts_state)
 	void *mem = state_init(&s, _i ? "conn-restart-empty" : "conn-restart-adopt");
 
 	learn(&s, 1, lock_va(5));                 /* B: 3185, 3186 */
-	post_read(&s, 0);                         /* A: 3185 */
+	pair(&s, 0);                              /* A: 3185, 3186 */
 	sim_flow(&s, 1000);
-	post_cas(&s, 0, lock_va(5), 1, 0);        /* A: 3186, granted here */
+	post_cas(&s, 0, lock_va(5), 1, 0);        /* A: 3187, granted here */
 	ck_assert(sim_deliver(&s, Q_C2S, 0));
 	ck_assert_uint_eq(s.q[Q_S2M].n, 1);       /* its WRITE(1) */
 	ck_assert(sim_deliver(&s, Q_S2M, 0));
@@ -1402,7 +1476,7 @@ START_TEST(t_restart_adopts_state)
 	sim_run(&s, 400000, 40);                  /* A's timer resends */
 	if (_i == 0) {
 		ck_assert_int_eq(s.cl[0].next_psn, s.cl[0].oldest);
-		ck_assert_uint_eq(atomic_result(&s, 0, 3186), 0);   /* granted */
+		ck_assert_uint_eq(atomic_result(&s, 0, 3187), 0);   /* granted */
 		post_cas(&s, 1, lock_va(5), 2, 0);                  /* B: 3187 */
 		finish(&s);
 		ck_assert_uint_eq(atomic_result(&s, 1, 3187), 1);   /* A holds it */
@@ -1438,10 +1512,10 @@ START_TEST(t_restart_torn_frame)
 
 	ck_assert_ptr_nonnull(before);
 	learn(&s, 1, lock_va(5));                 /* B: 3185, 3186 */
-	post_read(&s, 0);                         /* A: 3185 */
+	pair(&s, 0);                              /* A: 3185, 3186 */
 	sim_flow(&s, 1000);
 	memcpy(before, mem, len);
-	post_cas(&s, 0, lock_va(5), 1, 0);        /* A: 3186 */
+	post_cas(&s, 0, lock_va(5), 1, 0);        /* A: 3187, decided */
 	ck_assert(sim_deliver(&s, Q_C2S, 0));
 	ck_assert_uint_eq(s.q[Q_S2M].n, 1);
 	if (_i == 0) {
@@ -1472,9 +1546,9 @@ START_TEST(t_restart_torn_frame)
 		/* A's CAS reaches the server as a real atomic, B's too: one wins */
 		ck_assert_int_eq(s.cl[0].next_psn, s.cl[0].oldest);
 		if (b == 0)
-			ck_assert_uint_eq(atomic_result(&s, 0, 3186), 2);
+			ck_assert_uint_eq(atomic_result(&s, 0, 3187), 2);
 		else
-			ck_assert_uint_eq(atomic_result(&s, 0, 3186), 0);
+			ck_assert_uint_eq(atomic_result(&s, 0, 3187), 0);
 		ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), b == 0 ? 2 : 1);
 	} else {
 		/* A's WRITE ran: B fails on A's value (A's own answer is given
@@ -1507,9 +1581,9 @@ START_TEST(t_restart_torn_own_conn)
 
 	ck_assert_uint_eq(sim_client_ip(&s, 0), sim_client_ip(&s, 1));
 	learn(&s, 1, lock_va(5));                 /* B: 3185, 3186 */
-	post_read(&s, 0);                         /* A: 3185 */
+	pair(&s, 0);                              /* A: 3185, 3186 */
 	sim_flow(&s, 1000);
-	post_cas(&s, 0, lock_va(5), 1, 0);        /* A: 3186, granted here */
+	post_cas(&s, 0, lock_va(5), 1, 0);        /* A: 3187, granted here */
 	ck_assert(sim_deliver(&s, Q_C2S, 0));
 	ck_assert(sim_deliver(&s, Q_S2M, 0));     /* its WRITE(1) ran */
 	ck_assert(sim_deliver(&s, Q_M2S, 0));
@@ -1528,7 +1602,7 @@ START_TEST(t_restart_torn_own_conn)
 	sim_run(&s, 400000, 40);                  /* A's timer resends */
 	if (_i == 0) {
 		ck_assert_int_eq(s.cl[0].next_psn, s.cl[0].oldest);
-		ck_assert_uint_eq(atomic_result(&s, 0, 3186), 0);   /* granted */
+		ck_assert_uint_eq(atomic_result(&s, 0, 3187), 0);   /* granted */
 	} else {
 		ck_assert_int_ne(s.cl[0].next_psn, s.cl[0].oldest); /* A hangs */
 	}
@@ -2084,6 +2158,7 @@ conn_suite(void)
 	tcase_add_test(tc, t_noop_write_overtaken);
 	tcase_add_test(tc, t_orphan_pending_no_shadow_answer);
 	tcase_add_test(tc, t_new_life_cas_after_own_release);
+	tcase_add_test(tc, t_msn_not_from_duplicate_read);
 	tcase_add_test(tc, t_new_life_repeats_cas_chain);
 	tcase_add_loop_test(tc, t_restart_granted_write_in_flight, 0, 2);
 	tcase_add_loop_test(tc, t_faa_new_life_runs, 0, 2);

@@ -173,7 +173,9 @@ START_TEST(t_pipeline)
 	rm_queue_init(&m2s, 64);
 	rm_queue_init(&s2c, 64);
 
-	/* 1: learn the word (real CAS) */
+	/* 1: learn the word (real CAS); its answer and the READ's teach the
+	 * server's MSN offset (ser_resp.c resp_learn_msn) */
+	rm_client_post(&cl, &(struct rm_op){ .type = RM_READ, .va = 0x10800, .len = 8 }, &c2s);
 	rm_client_post(&cl, &(struct rm_op){ .type = RM_CAS, .va = 0x10000,
 					     .a = { 1, 0 } }, &c2s);
 	through(&w, &c2s, &s2m, false);
@@ -190,7 +192,7 @@ START_TEST(t_pipeline)
 		rm_queue_take(&s2c, 0, &f);
 		rm_client_rx(&cl, f.buf, f.len, &c2s);
 	}
-	ck_assert_uint_eq(cl.ops[1000 % RM_WIN].state, 2);
+	ck_assert_uint_eq(cl.ops[1001 % RM_WIN].state, 2);
 	ck_assert_uint_eq(srv.atomics, 1);
 
 	/* 2: three CAS decided by swordd, the responder coalesces their ACKs */
@@ -220,9 +222,9 @@ START_TEST(t_pipeline)
 		rm_client_rx(&cl, f.buf, f.len, &c2s);
 	}
 	ck_assert_msg(cl.errors == 0, "%s", cl.err[0]);
-	ck_assert_uint_eq(cl.ops[1001 % RM_WIN].result, 1);
-	ck_assert_uint_eq(cl.ops[1002 % RM_WIN].result, 0);
-	ck_assert_uint_eq(cl.ops[1003 % RM_WIN].result, 1);
+	ck_assert_uint_eq(cl.ops[1002 % RM_WIN].result, 1);
+	ck_assert_uint_eq(cl.ops[1003 % RM_WIN].result, 0);
+	ck_assert_uint_eq(cl.ops[1004 % RM_WIN].result, 1);
 	ck_assert_uint_eq(rm_mem_get(&srv, 0x10000), 0);
 	ck_assert_uint_eq(srv.atomics, 1);
 
@@ -325,8 +327,10 @@ START_TEST(t_ask_after_response)
 	rm_queue_init(&m2s, 64);
 	rm_queue_init(&s2c, 64);
 
-	/* 1: A's CAS that changes nothing teaches the word (0) and pairs A;
-	 * B's WRITE pairs B */
+	/* 1: A's CAS that changes nothing teaches the word (0) and pairs A
+	 * (its answer and the READ's, the server's MSN offset); B's WRITE
+	 * pairs B */
+	rm_client_post(&a, &(struct rm_op){ .type = RM_READ, .va = 0x10800, .len = 8 }, &c2s);
 	rm_client_post(&a, &(struct rm_op){ .type = RM_CAS, .va = 0x10000 }, &c2s);
 	rm_client_post(&b, &data, &c2s);
 	through(&w, &c2s, &s2m, false);
