@@ -56,7 +56,12 @@ What each run yields (the same for the baseline):
               PSN by the client before it; less the same count on the
               server-side capture in cells with faults on the server
               (what it sent out of order itself: its fault injection
-              reorders)
+              reorders).  A count, not a match: in re-creation cells
+              with faults it has been off by one both ways (1 in a
+              pass-through run; 1 over its baseline in 3 of 24 featured
+              runs with faults on the server, not reproduced in 8 reruns
+              with --out); matching each step to the server's own
+              frame by QPN, PSN and life would settle such a cell
 A cell breaks I9 if any of these is larger with the features than in the
 baseline, or the featured run has an invalid frame (I1 is absolute).
 Config refused (swordd exits 2 on an unknown key, e.g. remap.out_of_band
