@@ -194,6 +194,12 @@ struct ser_conn {
 	uint32_t dup_ack_psn;
 	uint8_t dup_ack_due;
 	uint8_t last_dec_set;
+	/* the client has resent its connection's first request and every
+	 * request since is a copy (a go-back-N from the start, or a new life
+	 * of the QPs out of band repeating the old one's requests): copies of
+	 * decisions the server has not acknowledged are probed (ser_req.c
+	 * probe_copy).  Ended by the next new request. */
+	uint8_t copies_from_first;
 	/* the newest decided atomic (ser_req.c note_piped, remapping on) */
 	uint32_t last_dec_psn;
 	uint32_t last_dec_word;
@@ -447,8 +453,10 @@ bool ser_word_replay_allowed(const struct ser *s, uint32_t wi, const struct ser_
 void ser_word_expire_pending(struct ser *s, uint32_t wi, uint64_t now);
 void ser_word_replay_take(struct ser *s, uint32_t wi);
 /* An op on the word that no stub can track (connection table full): true
- * if it may pass; the word is then not decided on for orphan_tsc. */
+ * if it may pass; the word is then not decided on for orphan_tsc.  owner:
+ * the op's connection (its own pending writes never gate it), or
+ * SER_NO_OWNER. */
 bool ser_word_untracked(struct ser *s, uint32_t wi, const struct ser_op *op,
-			uint64_t now);
+			uint32_t owner, uint64_t now);
 
 #endif /* SWORD_SER_INTERNAL_H */

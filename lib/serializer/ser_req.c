@@ -280,7 +280,8 @@ hold_range(struct ser *s, uint32_t word, uint32_t nwords, const struct ser_op *o
 	const struct ser_op none = { 0 };
 
 	for (uint32_t i = 0; word != SER_NO_WORD && i < nwords; i++)
-		if (!ser_word_untracked(s, word + i, op != NULL ? op : &none, now))
+		if (!ser_word_untracked(s, word + i, op != NULL ? op : &none,
+						SER_NO_OWNER, now))
 			return false;
 	return true;
 }
@@ -523,8 +524,13 @@ replay_probe(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	/* held undecided by time, as an untracked op (S7): a copy its old
 	 * QP drops, whose covering ACK is lost, would otherwise hold the
 	 * word for good once its client is idle */
-	if (!ser_word_untracked(s, st->word, &st->op, now))
+	if (!ser_word_untracked(s, st->word, &st->op, owner_of(c), now))
 		return drop(s);
+	/* an unacknowledged decision's WRITE may never run (the old QP
+	 * lost it and runs the atomic instead, or a new QP never had it):
+	 * its ACK no longer proves the word holds its value */
+	if (st->flags & SF_PENDING)
+		st->flags |= SF_UNSURE;
 	st->flags = (uint16_t)((st->flags & ~SF_ANSWERED) | SF_PROBE);
 	st->probe_hi = roce_psn_add(c->next_psn, ROCE_PSN_MASK);
 	if (roce_psn_diff(st->psn, sc->walk_from) < 0)
@@ -545,26 +551,47 @@ replay_probe(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	return SER_FORWARD;
 }
 
-/* Is this copy of an answered decision sent to the server as the
- * client's own atomic (replay_probe)?  With remapping on (no_poke) the
- * duplicate WRITE behind it would reach remapping as a request far
- * behind its window, so only copies whose old life's retransmission
- * could not wait on the recorded answer are probed: its client acted on
- * the answer (SF_MINE_AFTER) and did not pipeline over it (SF_PIPED). */
+/*
+ * Is this copy of a decision sent to the server as the client's own
+ * atomic (replay_probe)?  Copies of answered decisions on a word that
+ * moved since (moved), and copies of decisions the server has not
+ * acknowledged yet in a run of copies from the connection's first
+ * request on (unacked).  The latter are the old life's go-back-N from its
+ * start or a new life of the QPs repeating its first requests byte for
+ * byte, out of band, before the old server QP answered: sent again as
+ * the recorded WRITE, the new QP ran it and the client was told
+ * "granted, original 0" where memory held the bit set (closed fuzzer
+ * accel-newlife-unanswered-grant-replayed).  A new life sends from its
+ * first PSN on, in order, so its copies always follow a copy of the
+ * first request (one lost before swordd makes the server NAK the rest
+ * unexecuted, and the client sends it again); an old life's go-back-N
+ * from further on is no new life and keeps the recorded WRITE (a probe
+ * holds the word undecided by time: probing every go-back-N under loss
+ * would stop acceleration).  Probed, the
+ * old QP drops the atomic if it ran the WRITE (the duplicate WRITE's ACK
+ * then answers as recorded) or runs the atomic if the WRITE never
+ * reached it, and a new QP runs it: the server answers in the last two.
+ * With remapping on (no_poke) there is no duplicate WRITE behind the
+ * probe (it would reach remapping as a request far behind its window),
+ * so an old QP that ran the WRITE and lost its ACK would never answer:
+ * only answered copies whose old life's retransmission could not wait
+ * on the recorded answer are probed there: its client acted on the
+ * answer (SF_MINE_AFTER) and did not pipeline over it (SF_PIPED).
+ */
 static bool
 probe_copy(const struct ser *s, const struct rc_conn *c, const struct ser_stub *st,
-	   bool moved)
+	   bool moved, bool unacked)
 {
 	/* a lane's stub may be sent anew at another lane PSN: a copy
 	 * there runs a second time (remapping answers a lane copy) */
-	if (c->by_cm || (st->flags & SF_PENDING) || st->on_lane)
+	if (c->by_cm || st->on_lane)
 		return false;
 	if (st->flags & SF_PROBE)
 		return true;
 	if (!s->prm.no_poke)
-		return moved;
-	return moved && !(st->flags & (SF_ZERO_LEN | SF_PIPED)) &&
-	       (st->flags & SF_MINE_AFTER);
+		return moved || unacked;
+	return !(st->flags & SF_PENDING) && moved &&
+	       !(st->flags & (SF_ZERO_LEN | SF_PIPED)) && (st->flags & SF_MINE_AFTER);
 }
 
 /*
@@ -602,7 +629,7 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 
 		moved = retired && (s->words[st->word].chg_seq != st->chg_seq ||
 				    !ser_word_settled_for(s, st->word, &own, now));
-		probe = probe_copy(s, c, st, moved) &&
+		probe = probe_copy(s, c, st, moved, !retired && sc->copies_from_first) &&
 			who_fresh(s, c, st->psn, true).dom == c->incarnation;
 		if (probe && !s->prm.no_poke) {
 			/* The server tells a stale copy's life from a new one,
@@ -1063,6 +1090,10 @@ req_route(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 	struct ser_stub *st = ser_stub_at(s, sc, psn);
 	struct req_class rc;
 
+	if (d >= 0)
+		sc->copies_from_first = 0;
+	else if (psn == c->initial_psn)
+		sc->copies_from_first = 1;
 	if (d < 0 && st != NULL) {
 		if (same_request(st, f, p)) {
 			enum ser_verdict v = req_replay(s, c, sc, st, f, len, cap, p, now);

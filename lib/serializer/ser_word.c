@@ -830,11 +830,11 @@ ser_word_replay_take(struct ser *s, uint32_t wi)
 
 bool
 ser_word_untracked(struct ser *s, uint32_t wi, const struct ser_op *op,
-		   uint64_t now)
+		   uint32_t owner, uint64_t now)
 {
 	struct ser_word *w = &s->words[wi];
 
-	if (!may_pass_unowned(w, op, SER_NO_OWNER))
+	if (!may_pass_unowned(w, op, owner))
 		return false;
 	/* S7: its effect is invisible; relearn once it must have run */
 	hold(s, w, now);

@@ -1221,6 +1221,44 @@ START_TEST(t_new_life_cas_after_own_release)
 }
 END_TEST
 
+/*
+ * The closed fuzzer's accel-newlife-unanswered-grant-replayed, by hand.
+ * Client 0's CAS(0->1) at 3187 is granted here and its WRITE 1 runs, but
+ * the server's ACK is lost: the decision is unacknowledged when client
+ * 0's QP is re-created out of band (same QPN, same PSNs) and the new
+ * life repeats its requests byte for byte.  Its copy of 3187 met a stub
+ * the server had not acknowledged and was sent again as the recorded
+ * WRITE: the new QP ran it and the client was told "granted, orig 0"
+ * where memory held the old life's 1 (the server would fail it).  A copy
+ * of an unacknowledged decision in a run of copies from the first PSN is
+ * probed: the new QP runs the CAS itself and answers "failed, orig 1".
+ */
+START_TEST(t_new_life_copy_of_unacked_grant)
+{
+	struct sim s;
+
+	init(&s, 2, 0, false, "conn-new-life-copy-unacked-grant");
+	learn(&s, 1, lock_va(10));
+	pair(&s, 0);                              /* 3185, 3186 */
+	sim_flow(&s, 1000);
+	post_cas(&s, 0, lock_va(10), 1, 0);       /* 3187: decided, granted */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert(sim_deliver(&s, Q_S2M, 0));     /* WRITE 1 runs */
+	ck_assert(sim_drop(&s, Q_M2S, 0));        /* its ACK is lost */
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(10)), 1);
+	sim_reconnect(&s, 0);
+	pair(&s, 0);                              /* 3185, 3186 */
+	post_cas(&s, 0, lock_va(10), 1, 0);       /* 3187, same content */
+	sim_flow(&s, 1000);
+	ck_assert_uint_eq(answer_at(&s, 0, 3187), 1);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(10)), 1);
+	ck_assert_uint_ge(ser_counters(s.ser)->replay_probed, 1);
+	finish(&s);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
 /* The answer client i got for its atomic at psn (RM_WIN ops kept). */
 static uint64_t
 atomic_result(struct sim *s, int i, uint32_t psn)
@@ -2158,6 +2196,7 @@ conn_suite(void)
 	tcase_add_test(tc, t_noop_write_overtaken);
 	tcase_add_test(tc, t_orphan_pending_no_shadow_answer);
 	tcase_add_test(tc, t_new_life_cas_after_own_release);
+	tcase_add_test(tc, t_new_life_copy_of_unacked_grant);
 	tcase_add_test(tc, t_msn_not_from_duplicate_read);
 	tcase_add_test(tc, t_new_life_repeats_cas_chain);
 	tcase_add_loop_test(tc, t_restart_granted_write_in_flight, 0, 2);
