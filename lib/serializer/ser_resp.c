@@ -520,18 +520,23 @@ on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	ser_torn_conn(s, c);
 	sc = ser_conn_state(s, c);
 	resp_decode(s, sc, f, p, &r);
+	if (r.kind == ROCE_AETH_NAK && roce_syndrome_value(r.syn) == ROCE_NAK_PSN_SEQ_ERR &&
+	    ser_poke_nak_is_beyond(c, sc, r.P)) {
+		/* the connection paired since it was poked (ser_ask.c).  Before
+		 * the window test: the NAK names the server's next PSN, which
+		 * can lie past every request swordd let through (the client's
+		 * copies it dropped), and out of the window it was passed on,
+		 * a response at a PSN the client never sent (closed fuzzer
+		 * state-torn-poke-nak-past-window) */
+		sc->poked = 0;
+		s->c.nak_beyond_dropped++;
+		return SER_DROP;
+	}
 	if (!resp_in_window(s, c, sc, p, &r))
 		return SER_FORWARD;
 	if (r.sp == NULL && probe_dup_ack(sc, p, &r)) {
 		/* a new life began here since the probe that the server ran */
 		s->c.dup_ack_dropped++;
-		return SER_DROP;
-	}
-	if (r.kind == ROCE_AETH_NAK && roce_syndrome_value(r.syn) == ROCE_NAK_PSN_SEQ_ERR &&
-	    ser_poke_nak_is_beyond(c, sc, r.P)) {
-		/* the connection paired since it was poked (ser_ask.c) */
-		sc->poked = 0;
-		s->c.nak_beyond_dropped++;
 		return SER_DROP;
 	}
 	r.fresh = roce_psn_diff(r.P, c->una) >= 0;
