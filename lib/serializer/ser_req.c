@@ -415,7 +415,10 @@ replay_unmodelled(struct ser *s, struct ser_conn *sc, struct ser_stub *st,
  * the word while their answer may still be owed (on a lane they are
  * decided side by side), and deciding them again would add twice or fail
  * a bit its client holds.  They are taken for retransmissions, except at
- * the connection's first PSN (a reconnect reusing it, Sherman's 3185). */
+ * the connection's first PSN (a reconnect reusing it, Sherman's 3185).
+ * Never a lane's: remapping answers a copy at its lane PSN, and one
+ * decided again ran a second time elsewhere (closed fuzzer
+ * both-rider-cas-run-twice-after-gated-release). */
 static bool
 replay_is_stale(const struct ser *s, const struct rc_conn *c,
 		   const struct ser_stub *st)
@@ -423,7 +426,7 @@ replay_is_stale(const struct ser *s, const struct rc_conn *c,
 	/* (with the RDMA CM a new life is a new connection: a copy is
 	 * always a retransmission of this one) */
 	if (st->kind != ST_REWRITTEN || (st->flags & SF_ZERO_LEN) || c->by_cm ||
-	    roce_psn_diff(st->psn, c->una) >= 0)
+	    st->on_lane || roce_psn_diff(st->psn, c->una) >= 0)
 		return false;
 	if (st->op.kind != SER_OP_CAS && st->psn != c->initial_psn)
 		return false;
@@ -658,6 +661,14 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 		moved = moved && !(st->flags & SF_ZERO_LEN);
 		if (moved)
 			s->c.replay_zeroed++;
+		/* a decision whose WRITE remapping held back (it never left)
+		 * may be placed on a lane now, as the connection binds at it:
+		 * a copy of it there is remapping's to answer, never decided
+		 * again (closed fuzzer both-rider-cas-run-twice-after-gated-
+		 * release: re-decided as a new life, it ran a second time at
+		 * the rider's own server QP, where its PSN was fresh) */
+		if (!retired && who_fresh(s, c, st->psn, true).dom != c->incarnation)
+			st->on_lane = 1;
 		return replay_rewritten(s, sc, st, f, len, cap, p, moved);
 	}
 	case ST_REAL:
