@@ -181,6 +181,13 @@ struct ser_conn {
 	uint8_t cl_msn_set;
 	uint8_t ask;          /* an ask is due once una reaches ask_psn */
 	uint8_t ask_n;        /* asks at ask_psn so far (the timer grows) */
+	/* a request before the first PSN swordd saw of this connection (met
+	 * mid-life) was dropped: nothing says its server got it, and an ask
+	 * at a later PSN would acknowledge it to the client (an RNR NAK
+	 * completes what lies before its PSN).  No ask until a response of
+	 * the server at or past ask_held_psn shows it ran. */
+	uint8_t ask_held;
+	uint32_t ask_held_psn;
 	uint8_t poked;        /* unpaired: asked through its server, whose
 	                       * NAK may come after the client resent all */
 	uint32_t poke_psn;    /* ... the PSN it was asked from */
