@@ -293,13 +293,20 @@ resp_walk(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 		if (st != NULL) {
 			retire(s, st, now);
 			if (needs_answer(st) && !(q == r->P && (r->inplace || r->atomic_ack))) {
-				/* a probed copy: only the old QP's ACK, at or
-				 * behind probe_hi, says it ran as recorded; one
-				 * beyond may be a new QP's whose ATOMIC ACK was
-				 * lost (findings/closed/state-probe-covered-
-				 * newlife): held back, the next copy asks again */
+				/* a probed copy: only the old QP's ACK to the
+				 * duplicate WRITE, a plain ACK at or behind
+				 * probe_hi, says it ran as recorded; one beyond
+				 * may be a new QP's whose ATOMIC ACK was lost
+				 * (findings/closed/state-probe-covered-newlife),
+				 * and so may the answer to a later READ or
+				 * atomic, which the new life repeated at its old
+				 * PSN (closed fuzzer state-probe-covered-by-
+				 * next-atomic): held back, the next copy asks
+				 * again */
 				if ((st->flags & SF_PROBE) &&
-				    roce_psn_diff(r->upto, st->probe_hi) > 0) {
+				    (roce_psn_diff(r->upto, st->probe_hi) > 0 ||
+				     p->opcode != ROCE_RC_ACKNOWLEDGE ||
+				     r->kind != ROCE_AETH_ACK)) {
 					s->c.probe_cover_held++;
 					return walk_cut(s, c, sc, from, r);
 				}
