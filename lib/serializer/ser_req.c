@@ -534,13 +534,7 @@ replay_probe(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	 * its ACK no longer proves the word holds its value */
 	if (st->flags & SF_PENDING)
 		st->flags |= SF_UNSURE;
-	/* the newest PSN sent when first probed: a later copy (the client's
-	 * next go-back-N) may come after the new life sent requests past
-	 * the old one's, and a probe_hi taken then let a new QP's ACK of
-	 * them answer as the old QP's (closed fuzzer state-probe-hi-moved-
-	 * by-recopy: answered 0, then the server's 0x1) */
-	if (!(st->flags & SF_PROBE))
-		st->probe_hi = roce_psn_add(c->next_psn, ROCE_PSN_MASK);
+	st->probe_hi = roce_psn_add(c->next_psn, ROCE_PSN_MASK);
 	st->flags = (uint16_t)((st->flags & ~SF_ANSWERED) | SF_PROBE);
 	if (roce_psn_diff(st->psn, sc->walk_from) < 0)
 		sc->walk_from = st->psn;
