@@ -53,8 +53,10 @@ What each run yields (the same for the baseline):
   i3          tshark on the client-side capture, per client QP and life
               (from the server's RECONNECTED): an MSN going back, a
               response PSN going back without a retransmission of that
-              PSN by the client before it, an ACK past every request of
-              the life; a step the server made itself is not counted:
+              PSN by the client before it (a NAK, RNR or sequence, stands
+              at the PSN before its own: it completes only that; swordd's
+              asks are RNR NAKs), an ACK past every request of the life;
+              a step the server made itself is not counted:
               each is matched to the server-side capture, where the
               server sent the same PSN (MSN) to that QP in that life
               after one at or beyond where the client stood (its fault
@@ -168,7 +170,7 @@ def parse_cell(name):
 
 TS_FIELDS = ["frame.number", "ip.src", "ip.dst", "udp.dstport", "udp.srcport",
              "infiniband.bth.opcode", "infiniband.bth.destqp", "infiniband.bth.psn",
-             "infiniband.aeth.msn", "infiniband.reth.va", "infiniband.reth.dmalen", "infiniband.atomiceth.swapdt",
+             "infiniband.aeth.msn", "infiniband.aeth.syndrome", "infiniband.reth.va", "infiniband.reth.dmalen", "infiniband.atomiceth.swapdt",
              "infiniband.atomiceth.cmpdt", "infiniband.payload", "udp.payload"]
 RESPONSES = set(range(13, 19))   # READ response FIRST..ONLY, ACK, ATOMIC ACK
 
@@ -205,6 +207,17 @@ def ctl_msg(row):
 
 def _i(x):
     return int(x, 0) if x else None
+
+
+def done_psn(row):
+    """The newest PSN a response says is done: its own, but for a NAK
+    (RNR or sequence error), which names the PSN not executed and
+    completes the one before; swordd's own asks are RNR NAKs."""
+    psn = _i(row["infiniband.bth.psn"])
+    syn = _i(row.get("infiniband.aeth.syndrome") or "")
+    if syn is not None and (syn >> 5) & 3:
+        return (psn - 1) & 0xffffff
+    return psn
 
 
 def psn_rel(p, base):
@@ -313,7 +326,7 @@ def server_response_order(pcap):
             continue
         q = _i(row["infiniband.bth.destqp"])
         out.setdefault((q, life.get(q, 0)), []).append(
-            (_i(row["infiniband.bth.psn"]), _i(row["infiniband.aeth.msn"])))
+            (done_psn(row), _i(row["infiniband.aeth.msn"])))
     return out
 
 
@@ -403,7 +416,7 @@ def judge_client_side(pcap, server_order=None, no_match=()):
                                   qpn, "ACK" if op == 17 else "atomic ACK", psn, top[sq],
                                   row["frame.number"]))
             continue
-        s = st.setdefault(qpn, {"max_psn": psn, "msn": None})
+        s = st.setdefault(qpn, {"max_psn": done_psn(row), "msn": None})
         msn = _i(row["infiniband.aeth.msn"])
         if msn is not None:
             if s["msn"] is not None and psn_rel(msn, s["msn"]) < 0 and not retx and \
@@ -415,10 +428,11 @@ def judge_client_side(pcap, server_order=None, no_match=()):
                                   "(frame %s)" % (qpn, msn, s["msn"], psn, row["frame.number"]))
             if s["msn"] is None or psn_rel(msn, s["msn"]) > 0:
                 s["msn"] = msn
-        rel = psn_rel(psn, s["max_psn"])
+        done = done_psn(row)
+        rel = psn_rel(done, s["max_psn"])
         if rel > 0:
-            s["max_psn"] = psn
-        elif rel < 0 and not retx and not servers(qpn, 0, psn, s["max_psn"]):
+            s["max_psn"] = done
+        elif rel < 0 and not retx and not servers(qpn, 0, done, s["max_psn"]):
             psn_back += 1
             per_qp[qpn] = per_qp.get(qpn, 0) + 1
             if len(detail) < 8:
