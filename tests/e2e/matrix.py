@@ -60,15 +60,15 @@ What each run yields (the same for the baseline):
               each is matched to the server-side capture, where the
               server sent the same PSN (MSN) to that QP in that life
               after one at or beyond where the client stood (its fault
-              injection reorders; swordd passes that on).  Lane owners'
-              QPs cannot be matched (the server names lane PSNs to them):
-              there the server's own steps on that QP are subtracted as
-              a count, in cells with faults on the server.  (Until
-              2026-11-28 the whole run's count was subtracted: off by one
-              both ways in re-creation cells with faults; 3 featured runs
-              of 220 failed on it, not reproduced in 8 reruns; with the
-              match, every kept run of such cells, those reruns included,
-              counts 0 in both runs.)
+              injection reorders; swordd passes that on).  In a run
+              where requests rode lanes nothing can be matched (the
+              server names lane PSNs to the owners and answers the
+              riders through them): there the run's count less the
+              server's own count (cells with faults on the server), the
+              rule of every run until 2026-11-28, which was off by one
+              both ways in re-creation cells with faults (3 featured
+              runs of 360 failed on it, none of them with a lane used;
+              with the match, every kept run, 65 cells, counts 0).
 A cell breaks I9 if any of these is larger with the features than in the
 baseline, or the featured run has an invalid frame (I1 is absolute).
 Config refused (swordd exits 2 on an unknown key, e.g. remap.out_of_band
@@ -346,7 +346,7 @@ def server_sent_back(order, key, field, val, hi):
     return False
 
 
-def judge_client_side(pcap, server_order=None, no_match=()):
+def judge_client_side(pcap, server_order=None):
     """I3 per client QP and life: {"msn_back", "psn_back", "detail"}.
     psn_back includes ACKs and atomic ACKs for a PSN past every request the
     client sent in that life.
@@ -354,9 +354,7 @@ def judge_client_side(pcap, server_order=None, no_match=()):
     With server_order (server_response_order of the server-side capture),
     a step back the server itself made in that life (the same PSN or MSN
     sent after one at or beyond where the client stood) is not counted
-    but returned apart ("server_back"), event by event; except for the
-    client QPs in no_match (lane owners: the server names lane PSNs to
-    them, which the client never sees, so nothing can be matched).
+    but returned apart ("server_back"), event by event.
 
     A response whose PSN or MSN goes back is an answer to a retransmission
     (the responder replays a READ or atomic with its original PSN and MSN)
@@ -373,7 +371,7 @@ def judge_client_side(pcap, server_order=None, no_match=()):
 
     def servers(qpn, field, val, hi):
         nonlocal server_back
-        if server_order is None or qpn in no_match or \
+        if server_order is None or \
                 not server_sent_back(server_order, (qpn, life.get(qpn, 0)), field, val, hi):
             return False
         server_back += 1
@@ -442,21 +440,24 @@ def judge_client_side(pcap, server_order=None, no_match=()):
             "per_qp": per_qp, "detail": detail}
 
 
-def judge_i3(pcaps, owners, server_faults):
+def judge_i3(pcaps, server_faults, lanes_used):
     """I3 of a run from its (client-side, server-side) captures: the
     client's steps back that the server did not make itself.  Each step
-    is matched to the server's own frames (server_sent_back), except on
-    the lanes' owners' QPs (owners: client QPNs), whose server QP names
-    lane PSNs: there the server's own steps back on that QP are
-    subtracted as a count (only where the server has faults: through a
-    remapping swordd the server side's responses name lane PSNs, which
-    would hide real findings)."""
-    cli = judge_client_side(pcaps[0], server_response_order(pcaps[1]), set(owners))
-    own = judge_client_side(pcaps[1]) if server_faults else {"per_qp": {}}
-    i3 = 0
-    for q, n in cli["per_qp"].items():
-        i3 += max(0, n - own["per_qp"].get(q, 0)) if q in owners else n
-    return {"i3": i3, "i3_detail": cli["detail"], "i3_server_back": cli["server_back"],
+    is matched to the server's own frames (server_sent_back) in a run
+    where no request rode a lane.  Where some did (lanes_used: swordd
+    bound requests to lanes), the server names lane PSNs to the lanes'
+    owners and answers the riders through them, so neither can be
+    matched: the run's count less the server's own count of steps back
+    (only where the server has faults), as before 2026-11-28 (off by one
+    both ways in re-creation cells with faults)."""
+    if lanes_used:
+        cli = judge_client_side(pcaps[0])
+        own = judge_client_side(pcaps[1]) if server_faults else {"msn_back": 0, "psn_back": 0}
+        i3 = max(0, cli["msn_back"] + cli["psn_back"] - own["msn_back"] - own["psn_back"])
+    else:
+        cli = judge_client_side(pcaps[0], server_response_order(pcaps[1]))
+        i3 = cli["msn_back"] + cli["psn_back"]
+    return {"i3": i3, "i3_detail": cli["detail"], "i3_server_back": cli.get("server_back", 0),
             "i3_msn_back": cli["msn_back"], "i3_psn_back": cli["psn_back"]}
 
 
@@ -572,8 +573,8 @@ def one_run(cell, baseline, a, d):
         srv = judge_server_side(pcaps[1])
         # the lanes' owners (lanes that closed and opened again count too)
         m["lane_owners"] = lane_owners(pcaps[0], pcaps[1]) if lanes else []
-        m.update(judge_i3(pcaps, [0x10000 + g for g in m["lane_owners"]],
-                          cell.faults == "server"))
+        m.update(judge_i3(pcaps, cell.faults == "server",
+                          bool((st or {}).get("fn_remap_bound", 0))))
         m["i2"] = srv["holes"] + srv["bad_dups"]
         m["i2_detail"] = srv["detail"]
         m["i2_holes"], m["i2_bad_dups"] = srv["holes"], srv["bad_dups"]
