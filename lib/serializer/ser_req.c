@@ -570,10 +570,10 @@ replay_probe(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
  * unexecuted, and the client sends it again); an old life's go-back-N
  * from further on is no new life and keeps the recorded WRITE (a probe
  * holds the word undecided by time: probing every go-back-N under loss
- * would stop acceleration).  Probed, the
- * old QP drops the atomic if it ran the WRITE (the duplicate WRITE's ACK
- * then answers as recorded) or runs the atomic if the WRITE never
- * reached it, and a new QP runs it: the server answers in the last two.
+ * would stop acceleration).  Probed, the old QP drops the atomic if it
+ * ran the WRITE (the duplicate WRITE's ACK then answers as recorded) or
+ * runs the atomic if the WRITE never reached it, and a new QP runs it:
+ * the server answers in the last two.
  * With remapping on (no_poke) there is no duplicate WRITE behind the
  * probe (it would reach remapping as a request far behind its window),
  * so an old QP that ran the WRITE and lost its ACK would never answer:
