@@ -197,22 +197,16 @@ ser_poke_nak_beyond(struct ser *s, const uint8_t *f, const struct roce_pkt *p)
 	return true;
 }
 
-void
-ser_ask_arm(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
-	    const uint8_t *f, const struct roce_pkt *p)
+/* Is an ask at psn due for paired connection c (its dropped request)?
+ * Sets it up if so. */
+static bool
+ask_set(struct ser_conn *sc, const struct rc_conn *c, uint32_t psn)
 {
-	uint32_t psn = p->psn;
-
 	/* the client QPN is needed, and a PSN whose answers are all in or
 	 * still to come (an older one is a duplicate the client no longer
 	 * waits for) */
-	if (!c->paired) {
-		if (!s->prm.no_poke)
-			ask_poke(s, c, sc, f, p);
-		return;
-	}
 	if (sc->untracked)
-		return;
+		return false;
 	if (roce_psn_diff(psn, c->una) < 0) {
 		/* behind the connection's first PSN: swordd never saw its
 		 * answer, so it may be one the client still waits on (closed
@@ -225,18 +219,37 @@ ser_ask_arm(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 			sc->ask_held_psn = psn;
 			sc->ask = 0;
 		}
-		return;
+		return false;
 	}
 	if (sc->ask_held)
-		return;
+		return false;
 	if (sc->ask && roce_psn_diff(sc->ask_psn, psn) <= 0)
-		return;          /* an earlier ask stands */
+		return false;    /* an earlier ask stands */
 	if (psn != sc->ask_psn)
 		sc->ask_n = 0;
 	sc->ask_psn = psn;
 	sc->ask = 1;
-	if (c->una == psn)
+	return true;
+}
+
+void
+ser_ask_arm(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
+	    const uint8_t *f, const struct roce_pkt *p)
+{
+	if (!c->paired) {
+		if (!s->prm.no_poke)
+			ask_poke(s, c, sc, f, p);
+		return;
+	}
+	if (ask_set(sc, c, p->psn) && c->una == p->psn)
 		ask_build_mirrored(s, c, sc, f, p);
+}
+
+void
+ser_ask_arm_later(struct ser_conn *sc, const struct rc_conn *c, uint32_t psn)
+{
+	if (c->paired)
+		(void)ask_set(sc, c, psn);
 }
 
 void
@@ -262,7 +275,14 @@ ser_ask_after_response(struct ser *s, const struct rc_conn *c, struct ser_conn *
 	if (sc->ask_held && roce_syndrome_kind(roce_get_syndrome(f, p)) == ROCE_AETH_ACK &&
 	    roce_psn_diff(p->psn, sc->ask_held_psn) >= 0)
 		sc->ask_held = 0;  /* the server ran it: RC runs in order */
-	if (!sc->ask || sc->ask_held)
+	ser_ask_due(s, c, sc, f, p);
+}
+
+void
+ser_ask_due(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
+	    const uint8_t *f, const struct roce_pkt *p)
+{
+	if (!roce_has(p->oi, ROCE_HDR_AETH) || !sc->ask || sc->ask_held)
 		return;
 	if (roce_psn_diff(c->una, sc->ask_psn) > 0) {
 		sc->ask = 0;     /* answered: the client resent it on its own */

@@ -53,8 +53,9 @@ struct ser_fn {
 	X(naks) X(nak_on_rewritten) X(learned) X(relearn) X(pending_expired) \
 	X(conn_created) X(conn_evicted) X(conn_reincarnated) X(conn_closed)   \
 	X(cm_seen) X(cm_paired) X(pair_ambiguous) X(resp_out_of_window)       \
-	X(write_gated_drop) X(replay_zeroed) X(replay_redecided) X(replay_probed) \
-	X(replay_ran) X(probe_cover_held) X(start_quiet_drop) \
+	X(write_gated_drop) X(replay_zeroed) X(replay_redecided)              \
+	X(probe_asked) X(probe_lacked) X(replay_probed)                       \
+	X(replay_ran) X(probe_cover_held) X(start_quiet_drop) X(given_up_met) \
 	X(asked_back) X(poked) X(nak_beyond_dropped) X(ask_failed)
 
 #define NAME(f) "atomic_" #f,

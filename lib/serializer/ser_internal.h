@@ -145,9 +145,23 @@ struct ser_stub {
 	/* a real FAA in a fold (SF_FOLD): the period and its fold_sum with it */
 	uint16_t fold_gen;
 	uint64_t fold_after;
-	/* SF_PROBE: the newest PSN the connection had sent when it was
-	 * probed (an ACK beyond it may be the new QP's, ser_resp.c) */
+	/* SF_PROBE, remapping on (no_poke): the newest PSN the connection
+	 * had sent when it was probed (an ACK beyond it may be the new
+	 * QP's, ser_resp.c) */
 	uint32_t probe_hi;
+	uint8_t probe_step; /* SF_PROBE, remapping off: enum ser_probe_step */
+};
+
+/* A probe of a copy of a decision, remapping off (ser_req.c replay_probe):
+ * first the server is asked whether its QP has the copy's PSN, and only
+ * once it has said no is the client's atomic sent. */
+enum ser_probe_step {
+	PROBE_ASK = 0,  /* the duplicate WRITE alone: a plain ACK covering the
+			 * PSN can only be a QP that ran the recorded WRITE */
+	PROBE_LACKS,    /* the server's QP acknowledged only PSNs before it:
+			 * the client's next copy sends its atomic */
+	PROBE_SENT,     /* the atomic went to the server: only its ATOMIC ACK
+			 * answers (a plain ACK may follow a lost one) */
 };
 
 /* The serializer's state of one connection (lib/rc slot), valid while
@@ -218,6 +232,20 @@ struct ser_conn {
  * frame's two hosts and the words it named. */
 enum ser_torn_what { TORN_NONE = 0, TORN_REQUEST, TORN_RESPONSE, TORN_REGIONS };
 
+/* A connection a torn restart gave up (ser_state.c adopt): the PSNs its
+ * client had sent.  Its client goes on, resending requests the server may
+ * have run already, and swordd meets it as a new connection: nothing of
+ * it is decided until the server has answered past them (ser_req.c).
+ * Ended when the connection is met again, or overwritten by a later one
+ * (the oldest goes). */
+#define SER_GIVEN_UP_MAX 64
+
+struct ser_given_up {
+	uint32_t cl_ip, srv_ip, srv_qpn;
+	uint32_t next_psn;   /* the first PSN the server cannot have seen */
+	uint8_t valid;
+};
+
 struct ser_torn {
 	uint8_t what;          /* enum ser_torn_what */
 	uint32_t ip_a, ip_b;   /* the frame's source and destination */
@@ -268,6 +296,8 @@ struct ser {
 	bool in_state;
 	struct ser_torn torn;
 	struct ser_adopt_info adopted;   /* what ser_create adopted */
+	struct ser_given_up given_up[SER_GIVEN_UP_MAX];
+	uint32_t given_up_next;          /* the slot the next one takes */
 };
 
 static inline void
@@ -362,19 +392,28 @@ ser_stub_at(struct ser *s, struct ser_conn *sc, uint32_t psn)
 }
 
 /* ser_ask.c */
-/* Request f of c was dropped: ask its client to resend it (now, into
- * s->after, if every earlier PSN is answered; else once they are). */
+/* A zero-length WRITE from c's client at psn, to leave after request f
+ * (s->after). */
 bool ser_after_zero_write(struct ser *s, const struct rc_conn *c, const uint8_t *f,
 			  const struct roce_pkt *p, uint32_t psn);
 bool ser_poke_nak_beyond(struct ser *s, const uint8_t *f, const struct roce_pkt *p);
 bool ser_poke_nak_is_beyond(const struct rc_conn *c, const struct ser_conn *sc, uint32_t psn);
+/* Request f of c was dropped: ask its client to resend it (now, into
+ * s->after, if every earlier PSN is answered; else once they are). */
 void ser_ask_arm(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 		 const uint8_t *f, const struct roce_pkt *p);
+/* The same, but never now: behind the server's next response (s->after
+ * is taken by the request's own follower). */
+void ser_ask_arm_later(struct ser_conn *sc, const struct rc_conn *c, uint32_t psn);
 /* Response f of c leaves for the client: note its MSN, and ask now if the
  * last answer before a dropped request just went. */
 void ser_ask_after_response(struct ser *s, const struct rc_conn *c,
 			    struct ser_conn *sc, const uint8_t *f,
 			    const struct roce_pkt *p);
+/* Only the ask, if due, behind response f that does not reach the client
+ * (its MSN is not the client's). */
+void ser_ask_due(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
+		 const uint8_t *f, const struct roce_pkt *p);
 
 /* ser_word.c */
 void ser_word_reset(struct ser_word *w);

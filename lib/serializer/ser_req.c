@@ -482,6 +482,14 @@ replay_redecide(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	return replay_rewritten(s, sc, st, f, len, cap, p, false);
 }
 
+/* The PSN of a probe's duplicate WRITE: 2^22 behind psn, far behind any
+ * QP's newest PSN yet inside the duplicate half of its window. */
+static uint32_t
+dup_write_psn(uint32_t psn)
+{
+	return roce_psn_add(psn, ROCE_PSN_MASK + 1 - (1u << 22));
+}
+
 /*
  * A copy of an answered decision (a grant, a failure, an add), on a word
  * that moved since (by this connection's own later writes: another's
@@ -495,35 +503,69 @@ replay_redecide(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
  *   a lock its own old life had released and another client could take
  *   too: two holders (CI's e2e-sherman-accel-samepsn-reconnect); a new
  *   life repeating a CAS chain was told the old life's failures.
- * The server tells them apart, so the client's own atomic goes to it
- * unchanged (SF_PROBE), its word busy (others' atomics pass real) until
- * an answer covers it, and relearned after, since it may have run:
- * - its new QP runs it and answers with an ATOMIC ACK at this PSN, which
- *   goes to the client (fn_atomic_replay_ran);
- * - its old QP has executed a WRITE at this PSN, so the atomic is a
- *   duplicate it has no answer for and drops (rxe: class D).  The
- *   duplicate WRITE sent behind it makes the old QP ACK its newest PSN,
- *   which covers this one: the walk answers the client with the recorded
- *   answer, as for the first copy.  (Without it a client that lost the
- *   answers of a whole chain would never be answered.)
- * Not on a remapping lane (remapping takes the atomic at a PSN where it
- * placed a WRITE for no retransmission, and [remap] out_of_band promises
- * no new lives).  Only an ACK at or behind the connection's newest PSN
- * when it was probed (probe_hi) is the old QP's answer to the duplicate:
- * one beyond acknowledges requests only a new QP can have run (its own
- * later ones), so it is held back (ser_resp.c) and the client's next copy
- * asks again.  What is not told apart (lib/serializer/README): a new
- * life whose ATOMIC ACK is lost between the server and swordd while its
- * ACK to the duplicate gets through; an ACK the old QP sent before the
- * probe, for the old life's requests still unanswered when the copy came,
- * which covers the copy as the old QP's answer to the duplicate would
- * (findings/closed/state-probe-inflight-old-ack).
+ * The server tells them apart.  With remapping off, in two steps:
+ * - it is asked first whether its QP has this PSN: a zero-length WRITE
+ *   far behind (2^22), a duplicate for any QP, which a responder ACKs
+ *   again at its newest PSN and never executes (C9-105); the copy itself
+ *   is dropped.  Only a QP that ran the recorded WRITE has this PSN (a new
+ *   QP takes none past it before the atomic, which swordd alone sends
+ *   it), so an ACK covering it answers the client with the recorded answer,
+ *   as for the first copy (ser_resp.c).  An ACK or sequence NAK behind it
+ *   says the QP lacks it (PROBE_LACKS: a new QP, or an old one that lost
+ *   the WRITE);
+ * - then the client's next copy goes to the server unchanged, its word
+ *   busy (others' atomics pass real) until an answer covers it, and
+ *   relearned after, since it may have run: the QP runs it and answers
+ *   with an ATOMIC ACK, which goes to the client (fn_atomic_replay_ran).
+ *   From here on only that answer is the client's: a plain ACK covering
+ *   the PSN may follow an ATOMIC ACK lost on the way, so it is held back
+ *   (probe_cover_held), and the next copy is sent as the atomic again, a
+ *   duplicate whose ATOMIC ACK the QP replays.
+ * Sent at once with the atomic (as it was until 2026-11-28), the question
+ * had no answer that told the lives apart when the new QP's ATOMIC ACK was
+ * lost: its ACK to the duplicate WRITE named the probed PSN as the old
+ * QP's would (closed fuzzer state-probe-newqp-atomic-ack-lost, "success,
+ * orig 0" where memory held 0x80), and the bound that replaced it
+ * (probe_hi, an ACK beyond the connection's newest PSN at the probe) moved
+ * with each copy (state-probe-hi-moved-by-recopy).  The price: a new life
+ * waits longer for each decision it repeats (asked with an RNR NAK once
+ * the question is answered, its client resends at once; where the old
+ * life had gone past the copy, on its own timer).
+ * With remapping on (no_poke) the duplicate WRITE would reach remapping as
+ * a request far behind its window: the atomic goes at once and a plain ACK
+ * at or behind probe_hi answers as recorded.  Not on a remapping lane
+ * (remapping takes the atomic at a PSN where it placed a WRITE for no
+ * retransmission, and [remap] out_of_band promises no new lives).  What is
+ * not told apart (lib/serializer/README): an ACK the old server QP sent
+ * before the QPs were re-created that reaches swordd after the question,
+ * which covers the copy as the old QP's answer would
+ * (findings/closed/state-probe-inflight-old-ack); and an old QP whose
+ * recorded WRITE reaches it after it answered the question (it then drops
+ * the atomic, and its client, never answered, runs out of retries).
  */
 static enum ser_verdict
 replay_probe(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	     struct ser_stub *st, const uint8_t *f, const struct roce_pkt *p,
 	     uint64_t now)
 {
+	if (!(st->flags & SF_PROBE))
+		st->probe_step = PROBE_ASK;
+	st->flags = (uint16_t)((st->flags & ~SF_ANSWERED) | SF_PROBE);
+	if (roce_psn_diff(st->psn, sc->walk_from) < 0)
+		sc->walk_from = st->psn;
+	if (!s->prm.no_poke && st->probe_step == PROBE_ASK) {
+		if (ser_after_zero_write(s, c, f, p, dup_write_psn(st->psn))) {
+			sc->dup_ack_due = 1;
+			sc->dup_ack_psn = st->psn;
+		}
+		/* the client is asked to resend behind the server's answer
+		 * (an RNR NAK at this PSN, ser_ask.c), unless that answer
+		 * covers the copy: then the recorded answer is its own */
+		ser_ask_arm_later(sc, c, st->psn);
+		s->drop_unasked = true;
+		s->c.probe_asked++;
+		return drop(s);
+	}
 	/* held undecided by time, as an untracked op (S7): a copy its old
 	 * QP drops, whose covering ACK is lost, would otherwise hold the
 	 * word for good once its client is idle */
@@ -535,19 +577,15 @@ replay_probe(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	if (st->flags & SF_PENDING)
 		st->flags |= SF_UNSURE;
 	st->probe_hi = roce_psn_add(c->next_psn, ROCE_PSN_MASK);
-	st->flags = (uint16_t)((st->flags & ~SF_ANSWERED) | SF_PROBE);
-	if (roce_psn_diff(st->psn, sc->walk_from) < 0)
-		sc->walk_from = st->psn;
+	st->probe_step = PROBE_SENT;
 	s->c.replay_probed++;
 	if (s->prm.no_poke)
 		return SER_FORWARD;
-	/* The old QP drops the atomic and says nothing: a zero-length WRITE
-	 * far behind (2^22) makes either QP ACK its newest PSN (a duplicate
-	 * WRITE is ACKed again, never executed, C9-105).  The old QP's ACK
-	 * covers this PSN (the walk answers it as recorded); the new QP's
-	 * covers only what it ran, and it answers this atomic itself. */
-	if (ser_after_zero_write(s, c, f, p,
-				 roce_psn_add(st->psn, ROCE_PSN_MASK + 1 - (1u << 22)))) {
+	/* the duplicate WRITE again, behind the atomic: a QP that ran the
+	 * atomic replays its ATOMIC ACK for the duplicate and ACKs the WRITE
+	 * at its newest PSN, which tells a client with a chain of such copies
+	 * how far the server got */
+	if (ser_after_zero_write(s, c, f, p, dup_write_psn(st->psn))) {
 		sc->dup_ack_due = 1;
 		sc->dup_ack_psn = st->psn;
 	}
@@ -1147,6 +1185,37 @@ req_route(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 	return req_fresh(s, c, sc, f, len, cap, p, &rc, now);
 }
 
+/*
+ * c, just opened at psn, may be a connection a torn restart gave up
+ * (struct ser_given_up): its requests behind the PSNs the old one had sent
+ * may be copies of ones the server ran, whose stubs are gone.  Decided
+ * afresh, a CAS that had run was answered a second time, on the word as it
+ * was by then (closed fuzzer state-torn-given-up-copy-decided: "success,
+ * orig 0", then "failed, orig 1", I6).  Nothing of it is decided until the
+ * server has answered past them, as after a re-synchronized PSN sequence:
+ * atomics pass real, and the server replays its answers to copies.
+ */
+static void
+met_given_up(struct ser *s, const struct rc_conn *c, struct ser_conn *sc, uint32_t psn)
+{
+	for (uint32_t i = 0; i < SER_GIVEN_UP_MAX; i++) {
+		struct ser_given_up *g = &s->given_up[i];
+		int32_t behind;
+
+		if (!g->valid || g->cl_ip != c->cl_ip || g->srv_ip != c->srv_ip ||
+		    g->srv_qpn != c->srv_qpn)
+			continue;
+		g->valid = 0;
+		behind = roce_psn_diff(g->next_psn, psn);
+		if (behind <= 0 || behind >= (1 << 22))
+			return;   /* past all it sent: fresh */
+		sc->nodecide = 1;
+		sc->nodecide_until = roce_psn_add(g->next_psn, ROCE_PSN_MASK);
+		s->c.given_up_met++;
+		return;
+	}
+}
+
 static enum ser_verdict
 on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	   struct roce_pkt *p, uint64_t now)
@@ -1155,6 +1224,7 @@ on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	struct rc_conn *c;
 	struct ser_conn *sc;
 	enum ser_verdict v;
+	bool opened = false;
 
 	s->n_after = 0;
 	s->drop_unasked = false;
@@ -1177,18 +1247,22 @@ on_request(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	if (oi->flags & ROCE_F_READ)
 		note_read(s, f, p);
 	c = rc_find_req(s->rc, p->src_ip4, p->dst_ip4, p->qpn);
-	if (c == NULL)
+	if (c == NULL) {
 		c = rc_open(s->rc, p->src_ip4, p->dst_ip4, p->qpn, p->psn, now);
+		opened = c != NULL;
+	}
 	if (c == NULL)
 		return req_untracked(s, f, p, now);
 	ser_torn_conn(s, c);
 	rc_touch(c, now);
 	sc = ser_conn_state(s, c);
+	if (opened)
+		met_given_up(s, c, sc, p->psn);
 	v = req_route(s, c, sc, f, len, cap, p, now);
 	/* (a new life keeps sc: it is the slot's state, reset) */
 	if (v == SER_DROP && !s->drop_unasked)
 		ser_ask_arm(s, c, sc, f, p);
-	else if (sc->ask && p->psn == sc->ask_psn)
+	else if (v != SER_DROP && sc->ask && p->psn == sc->ask_psn)
 		sc->ask = 0;   /* it goes to the server after all */
 	return v;
 }

@@ -274,6 +274,59 @@ walk_cut(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint32_t from,
 	return SER_DROP;
 }
 
+/*
+ * A probed copy of a decision (ser_req.c replay_probe) covered by response
+ * r: is r no proof that the server's QP ran the recorded WRITE?  Only a
+ * plain ACK can be one: a READ response or ATOMIC ACK covering it may be
+ * a new QP's answer to a request the new life repeated at its old PSN
+ * (closed fuzzer state-probe-covered-by-next-atomic).  With remapping off,
+ * not once the atomic has gone to the server (PROBE_SENT): a plain ACK
+ * covering it then may follow the QP's ATOMIC ACK lost on the way
+ * (state-probe-newqp-atomic-ack-lost), and before that no QP but the one
+ * that ran the WRITE has the PSN.  With remapping on the atomic goes at
+ * once, and only an ACK beyond what the connection had sent at the probe
+ * (probe_hi) is surely not the old QP's (state-probe-covered-newlife).
+ */
+static bool
+probe_held(const struct ser *s, const struct ser_stub *st, const struct roce_pkt *p,
+	   const struct resp *r)
+{
+	if (p->opcode != ROCE_RC_ACKNOWLEDGE || r->kind != ROCE_AETH_ACK)
+		return true;
+	if (s->prm.no_poke)
+		return roce_psn_diff(r->upto, st->probe_hi) > 0;
+	return st->probe_step == PROBE_SENT;
+}
+
+/*
+ * The server's answer to a probe's question (ser_req.c replay_probe,
+ * PROBE_ASK): a plain ACK or a sequence NAK that completes only PSNs
+ * before the probed one says its QP never took that PSN (a responder ACKs
+ * a duplicate at its newest PSN, and NAKs at the one it expects).  The
+ * client's next copy then goes as its atomic.  An ACK the QP sent before
+ * it took the PSN says the same, but the atomic waits for the next copy,
+ * and an ACK covering the PSN before then still answers as recorded.
+ */
+static void
+probe_answer(struct ser *s, struct ser_conn *sc, const struct roce_pkt *p,
+	     const struct resp *r)
+{
+	struct ser_stub *st;
+
+	if (!sc->dup_ack_due || !r->has_aeth ||
+	    roce_psn_diff(r->upto, sc->dup_ack_psn) >= 0)
+		return;
+	if (r->kind == ROCE_AETH_ACK ? p->opcode != ROCE_RC_ACKNOWLEDGE :
+	    r->kind != ROCE_AETH_NAK || roce_syndrome_value(r->syn) != ROCE_NAK_PSN_SEQ_ERR)
+		return;
+	st = ser_stub_at(s, sc, sc->dup_ack_psn);
+	if (st == NULL || st->kind != ST_REWRITTEN || !(st->flags & SF_PROBE) ||
+	    st->probe_step != PROBE_ASK)
+		return;
+	st->probe_step = PROBE_LACKS;
+	s->c.probe_lacked++;
+}
+
 static enum ser_verdict
 resp_walk(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 	  const struct roce_pkt *p, const struct resp *r, uint64_t now,
@@ -292,24 +345,16 @@ resp_walk(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 
 		if (st != NULL) {
 			retire(s, st, now);
-			if (needs_answer(st) && !(q == r->P && (r->inplace || r->atomic_ack))) {
-				/* a probed copy: only the old QP's ACK to the
-				 * duplicate WRITE, a plain ACK at or behind
-				 * probe_hi, says it ran as recorded; one beyond
-				 * may be a new QP's whose ATOMIC ACK was lost
-				 * (findings/closed/state-probe-covered-newlife),
-				 * and so may the answer to a later READ or
-				 * atomic, which the new life repeated at its old
-				 * PSN (closed fuzzer state-probe-covered-by-
-				 * next-atomic): held back, the next copy asks
-				 * again */
-				if ((st->flags & SF_PROBE) &&
-				    (roce_psn_diff(r->upto, st->probe_hi) > 0 ||
-				     p->opcode != ROCE_RC_ACKNOWLEDGE ||
-				     r->kind != ROCE_AETH_ACK)) {
+			if (needs_answer(st) && !(q == r->P && r->atomic_ack)) {
+				if ((st->flags & SF_PROBE) && probe_held(s, st, p, r)) {
 					s->c.probe_cover_held++;
 					return walk_cut(s, c, sc, from, r);
 				}
+				/* the old QP ran the recorded WRITE: answered as
+				 * it was, and a later copy asks again */
+				st->probe_step = PROBE_ASK;
+				if (q == r->P && r->inplace)
+					goto next;   /* resp_own_psn answers in place */
 				if (*n_emit >= emit_cap ||
 				    !answer(s, sc, st, q, f, p, r, &emit[*n_emit])) {
 					s->c.emit_full++;
@@ -318,6 +363,7 @@ resp_walk(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 				(*n_emit)++;
 			}
 		}
+next:
 		if (q == r->upto)
 			break;
 	}
@@ -546,6 +592,8 @@ on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 		s->c.dup_ack_dropped++;
 		return SER_DROP;
 	}
+	if (!s->prm.no_poke)
+		probe_answer(s, sc, p, &r);
 	r.fresh = roce_psn_diff(r.P, c->una) >= 0;
 	resp_learn_msn(sc, c, p, &r);
 	v = resp_walk(s, c, sc, f, p, &r, now, emit, emit_cap, n_emit);
@@ -553,6 +601,10 @@ on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 		v = resp_own_psn(s, f, len, cap, p, &r, now);
 	if (v != SER_DROP)
 		ser_ask_after_response(s, c, sc, f, p);
+	else if (r.dup_ack)
+		/* a duplicate's ACK, not the client's: an ask it makes due
+		 * (the answer to a probe's question, ser_req.c) still goes */
+		ser_ask_due(s, c, sc, f, p);
 	return v;
 }
 

@@ -33,7 +33,7 @@
 
 /* Bump when a structure in the block changes meaning without changing
  * size (a size change changes the shape by itself). */
-#define SER_STATE_LAYOUT 4
+#define SER_STATE_LAYOUT 5
 
 #define STATE_ALIGN(x) (((x) + 63) & ~(size_t)63)
 
@@ -148,6 +148,19 @@ forget_words_of(struct ser *s, const struct ser_stub *st, uint64_t now)
 		ser_word_torn(s, st->word + i, now);
 }
 
+/* c is given up: what its client sent may run again as copies (closed
+ * fuzzer state-torn-given-up-copy-decided) */
+static void
+note_given_up(struct ser *s, const struct rc_conn *c)
+{
+	struct ser_given_up *g = &s->given_up[s->given_up_next % SER_GIVEN_UP_MAX];
+
+	*g = (struct ser_given_up){ .cl_ip = c->cl_ip, .srv_ip = c->srv_ip,
+				    .srv_qpn = c->srv_qpn, .next_psn = c->next_psn,
+				    .valid = 1 };
+	s->given_up_next = (s->given_up_next + 1) % SER_GIVEN_UP_MAX;
+}
+
 static bool
 between(const struct rc_conn *c, uint32_t a, uint32_t b)
 {
@@ -247,6 +260,7 @@ adopt(struct ser *s, const struct ser_params *prm, uint64_t now)
 			if (sc->inc == c->incarnation)
 				for (uint32_t k = 0; k < ring; k++)
 					forget_words_of(s, &sc->ring[k], now);
+			note_given_up(s, c);
 			rc_close(t, c, now);
 			s->adopted.conns_given_up++;
 		}

@@ -216,11 +216,16 @@ struct ser_counters {
 	uint64_t write_gated_drop;  /* write dropped: another connection's blind write pending */
 	uint64_t replay_zeroed;     /* replay of a decision the word moved past: no value re-sent */
 	uint64_t replay_redecided;  /* stale copy or new life of an answered decision: decided afresh */
-	uint64_t replay_probed;     /* copy of a decision past the conn's own change, no CM: sent as the real atomic */
+	uint64_t probe_asked;       /* copy of a decision that may be a new life's, no CM: the
+	                             * server asked (a duplicate WRITE) whether its QP has the PSN */
+	uint64_t probe_lacked;      /* ... and it has not: the next copy runs as the real atomic */
+	uint64_t replay_probed;     /* ... copies sent as the real atomic */
 	uint64_t replay_ran;        /* ... and the server ran it: a new life of the QPs */
-	uint64_t probe_cover_held;  /* ... an ACK covering it beyond the conn's PSNs at the
-	                             * probe (maybe the new QP's): held back, not answered */
+	uint64_t probe_cover_held;  /* ... an answer covering it that may not be the old QP's
+	                             * (one after the atomic left): held back, not answered */
 	uint64_t start_quiet_drop;  /* op on a lock word dropped (asked back) in the start quiet */
+	uint64_t given_up_met;      /* a connection a torn restart gave up, met again behind
+	                             * what it had sent: nothing decided until answered past it */
 	uint64_t asked_back;        /* RNR NAKs asking a client to resend a dropped request */
 	uint64_t poked;             /* the same for an unpaired client, through its server */
 	uint64_t nak_beyond_dropped; /* a poked client's sequence-error NAK past every

@@ -590,9 +590,9 @@ START_TEST(t_grant_answer_lost_word_taken)
 	 * do).  Client 0 resends its CAS.  S8 took that copy for a stale
 	 * one or a new life ("nobody changes a word its holder has not
 	 * released") and decided it afresh: "failed, orig 4", a second and
-	 * false answer for a CAS that ran.  The copy is now probed: the old
-	 * QP drops the duplicate atomic, its ACK to the duplicate WRITE
-	 * covers the PSN, and client 0 gets the recorded "granted". */
+	 * false answer for a CAS that ran.  The copy is now probed: asked
+	 * whether it has the PSN (a duplicate WRITE), the old QP ACKs it,
+	 * and client 0 gets the recorded "granted". */
 	struct sim s;
 	uint32_t psn;
 
@@ -621,7 +621,8 @@ START_TEST(t_grant_answer_lost_word_taken)
 		      "client 0's CAS ran (memory 0 -> 1) but it was told orig %#llx",
 		      (unsigned long long)s.cl[0].ops[psn % RM_WIN].result);
 	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(3)), 4);
-	ck_assert_uint_ge(C(&s)->replay_probed, 1);
+	ck_assert_uint_ge(C(&s)->probe_asked, 1);
+	ck_assert_uint_eq(C(&s)->replay_probed, 0);
 	ASSERT_VALID(&s);
 	sim_free(&s);
 }
@@ -1211,6 +1212,13 @@ START_TEST(t_new_life_cas_after_own_release)
 	pair(&s, 0);                              /* 3185, 3186 */
 	post_cas(&s, 0, lock_va(4), 1, 0);        /* 3187, same content */
 	sim_flow(&s, 1000);
+	/* the server was asked whether its QP has 3187: the new one has
+	 * not.  Nothing asks the client to resend (an RNR NAK there would
+	 * carry the old life's MSN): its next copy, on its timer, runs */
+	ck_assert_uint_eq(ser_counters(s.ser)->probe_lacked, 1);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(4)), 0);
+	rm_client_timeout(&s.cl[0], &s.q[Q_C2S]);
+	sim_flow(&s, 1000);
 	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(4)), 1);
 	ck_assert_uint_eq(ser_counters(s.ser)->replay_ran, 1);
 	post_cas(&s, 1, lock_va(4), 2, 0);        /* must fail: 0 holds it */
@@ -1250,6 +1258,7 @@ START_TEST(t_new_life_copy_of_unacked_grant)
 	pair(&s, 0);                              /* 3185, 3186 */
 	post_cas(&s, 0, lock_va(10), 1, 0);       /* 3187, same content */
 	sim_flow(&s, 1000);
+	ck_assert_uint_eq(ser_counters(s.ser)->probe_lacked, 1);
 	ck_assert_uint_eq(answer_at(&s, 0, 3187), 1);
 	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(10)), 1);
 	ck_assert_uint_ge(ser_counters(s.ser)->replay_probed, 1);

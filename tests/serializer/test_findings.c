@@ -260,7 +260,15 @@ START_TEST(redecide_that_goes_real_gives_its_hold_back)
 		ck_assert_int_eq(req(s, cas12, len12, 5000), SER_DROP);
 		ck_assert_uint_eq(inflight(s, BASE), 0);
 	} else {
-		ck_assert_int_eq(req(s, cas12, len12, 5000), SER_FORWARD);
+		/* probed: the server is asked first whether A's QP has 12 */
+		ck_assert_int_eq(req(s, cas12, len12, 5000), SER_DROP);
+		ck_assert_uint_eq(ser_counters(s)->probe_asked, 1);
+		/* its answer: an ACK at 11, so the QP lacks 12 (a new life);
+		 * the next copy goes as the CAS itself */
+		len = ack(f, 11, 2);
+		ck_assert_int_eq(resp(s, f, len, 5001), SER_FORWARD);
+		ck_assert_uint_eq(ser_counters(s)->probe_lacked, 1);
+		ck_assert_int_eq(req(s, cas12, len12, 5002), SER_FORWARD);
 		ck_assert_uint_eq(ser_counters(s)->replay_probed, 1);
 		ck_assert_uint_eq(ser_counters(s)->pending_expired, 1);
 	}
