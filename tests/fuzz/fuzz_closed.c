@@ -141,6 +141,7 @@ struct fop {
 	uint32_t hpost;         /* word history length when posted */
 	uint64_t tpost, tans;   /* step counter */
 	bool answered;
+	bool reached;           /* a copy of it reached swordd */
 	uint64_t result;
 	uint32_t hans;
 };
@@ -409,6 +410,31 @@ of_client(int cl, const struct rm_frame *f)
 	return p.qpn == SIM_CL_QPN(cl) && p.dst_ip4 == sim_client_ip(&Z.s, cl);
 }
 
+/* sim filter: a request reaches swordd, so its op in its client's life
+ * (the current one: re-creation purges the old one's frames) was seen.  An
+ * op none of whose copies got that far is, to swordd and the server, not
+ * there: the lives around it meet as if it had never been posted. */
+static bool
+note_reached(struct sim *s, int qi, const struct rm_frame *f)
+{
+	uint8_t b[RM_FRAME_MAX];
+	struct roce_pkt p;
+
+	if (qi != Q_C2S)
+		return false;
+	memcpy(b, f->buf, f->len);
+	if (roce_parse(b, f->len, &p) != ROCE_OK || !(p.oi->flags & ROCE_F_REQUEST))
+		return false;
+	for (int cl = 0; cl < Z.ncl; cl++) {
+		struct life *l = &Z.lives[cl][Z.life[cl]];
+		int32_t k = roce_psn_diff(p.psn, s->start[cl]);
+
+		if (p.qpn == SIM_SRV_QPN(cl) && k >= 0 && (uint32_t)k < l->n)
+			l->ops[k].reached = true;
+	}
+	return false;
+}
+
 static void
 purge(int cl)
 {
@@ -506,6 +532,7 @@ setup(uint8_t cfg)
 	if (sim_init_ex(&Z.s, Z.ncl, Z.accel, (cfg & 0x40) != 0,
 			getenv("FUZZ_CLOSED_PCAP"), &o))
 		return -1;
+	Z.s.filter = note_reached;
 	/* the serializer in a state block (swordd --state): a restart
 	 * adopts it instead of starting empty */
 	Z.state = (cfg & 0x80) && mode == 0;
@@ -882,8 +909,9 @@ judge_op(int cl, int life, uint32_t k)
 		const struct fop *q = k < Z.lives[cl][j].n ? &Z.lives[cl][j].ops[k] : NULL;
 		const struct ex *qe;
 
-		if (q == NULL)
-			continue;  /* a life cut before it got this far */
+		if (q == NULL || !q->reached)
+			continue;  /* a life cut before it got this far, or whose
+				    * request here never reached swordd */
 		if (!same_op(q, f))
 			break;
 		qe = exec_at(cl, j, f->psn);
