@@ -31,6 +31,13 @@
  * PSN, and the memory server is asked over the QP's TCP connection to do
  * the same with its end ('X' + our QP info; it answers 'R').
  *
+ * -N N re-creates each QP after every N critical sections, as an
+ * application that tears its connections down and builds them again does:
+ * the QP is destroyed and a new one made (a new QPN, as the device
+ * assigns; the initial PSN of -P again, else a new one), and the memory
+ * server is asked to do the same with its end ('N' + our QP info; it
+ * answers with its new QP's info and 'R').
+ *
  * -C connects every QP through the RDMA CM instead (verbs_cm.h; the memory
  * server runs with -C too and sends its region in the accept's private
  * data), and at the end each thread disconnects its QP the way an
@@ -58,7 +65,7 @@
  * its QP was meant to fail, and nothing of the run depends on it.
  *
  *   sword-lock-client [-C [-E N]] [-F N] [-d DEV] [-x GID] [-p PORT] [-t THREADS] [-n OPS]
- *                     [-l LOCKS] [-w TIMEOUT_MS] [-T N] [-P PSN] [-R N] [-B]
+ *                     [-l LOCKS] [-w TIMEOUT_MS] [-T N] [-P PSN] [-R N] [-N N] [-B]
  *                     SERVER_IP
  */
 #include <endian.h>
@@ -92,6 +99,7 @@ struct options {
 	int ack_timeout;             /* -T: QP local ACK timeout exponent, 0 = none */
 	long initial_psn;            /* -P: every QP's send PSN, -1 = random */
 	unsigned int reconnect_every; /* -R: critical sections between reconnects, 0 = never */
+	unsigned int recreate_every;  /* -N: ... between re-creations, 0 = never */
 	int cm;                      /* -C: connect and disconnect through the RDMA CM */
 	unsigned int leave_after;    /* -E: thread 0 disconnects after this many, 0 = at the end */
 	unsigned int fail_after;     /* -F: thread 0's refused WRITE after this many, 0 = never */
@@ -121,7 +129,7 @@ struct thread_ctx {
 	} buf;
 	/* results */
 	struct rc_info peer;         /* the server's QP, as exchanged */
-	uint64_t ops, cas, cas_failed, retries, errors, violations, reconnects;
+	uint64_t ops, cas, cas_failed, retries, errors, violations, reconnects, recreations;
 	uint64_t op_ns, acquire_ns;
 	unsigned int seed;
 };
@@ -320,6 +328,41 @@ reconnect(struct thread_ctx *t)
 	return 0;
 }
 
+/*
+ * Re-create an idle QP (the last release was signaled and completed):
+ * destroy it, make a new one (a new QPN), send the server 'N' and its info,
+ * take the info of the server's new QP and its 'R' (that QP is in RTR at
+ * our PSN), then INIT -> RTR -> RTS towards it.  Returns -1 on failure.
+ */
+static int
+recreate(struct thread_ctx *t)
+{
+	const uint32_t old_qpn = t->q.qp->qp_num;
+	struct rc_info mine, peer;
+	char ready;
+
+	rc_qp_destroy(&t->q);
+	if (rc_qp_create(&t->q, t->d, 1, 16) != 0)
+		return -1;
+	if (t->o->initial_psn >= 0)
+		t->q.psn = (uint32_t)t->o->initial_psn;
+	t->q.ack_timeout = (uint8_t)t->o->ack_timeout;
+	rc_qp_info(&t->q, t->d, &mine);
+	if (write(t->fd, "N", 1) != 1 || rc_exchange(t->fd, &mine, &peer) != 0 ||
+	    read(t->fd, &ready, 1) != 1 || ready != 'R') {
+		fprintf(stderr, "thread %u: server did not re-create its QP\n", t->id);
+		return -1;
+	}
+	if (rc_qp_connect(&t->q, t->d, &peer) != 0)
+		return -1;
+	t->peer.qpn = peer.qpn;
+	t->peer.psn = peer.psn;
+	t->recreations++;
+	printf("lock-client: thread %u re-created its QP: 0x%x -> 0x%x (server QP 0x%x)\n",
+	       t->id, old_qpn, t->q.qp->qp_num, peer.qpn);
+	return 0;
+}
+
 static void leave(struct thread_ctx *t);
 
 /* How many critical sections thread t runs. */
@@ -356,6 +399,11 @@ run_thread(void *arg)
 
 		if (op && t->o->reconnect_every && op % t->o->reconnect_every == 0 &&
 		    reconnect(t) != 0) {
+			t->errors++;
+			break;
+		}
+		if (op && t->o->recreate_every && op % t->o->recreate_every == 0 &&
+		    recreate(t) != 0) {
 			t->errors++;
 			break;
 		}
@@ -570,7 +618,7 @@ usage(void)
 	fprintf(stderr,
 		"usage: sword-lock-client [-C [-E N]] [-F N] [-d DEV] [-x GID_INDEX] [-p PORT] [-t THREADS]\n"
 		"                         [-n OPS] [-l LOCKS] [-w TIMEOUT_MS] [-T N] [-P PSN] [-R N]\n"
-		"                         [-B] SERVER_IP\n"
+		"                         [-N N] [-B] SERVER_IP\n"
 		"  -C          connect through the RDMA CM (the memory server runs -C too) and\n"
 		"              disconnect every QP at the end (rdma_disconnect, DISCONNECTED\n"
 		"              within -w); not with -P or -R\n"
@@ -587,6 +635,8 @@ usage(void)
 		"  -P PSN      every QP starts at this send PSN (Sherman: 3185; default random)\n"
 		"  -R N        reconnect each QP after every N critical sections: RESET and\n"
 		"              back to RTS, same QPN, same initial PSN (default 0 = never)\n"
+		"  -N N        re-create each QP after every N critical sections: a new QP\n"
+		"              (new QPN), the server's too (default 0 = never)\n"
 		"  -B          broken lock: enter even when the CAS failed (self-test:\n"
 		"              the run must then report violations)\n",
 		MAX_THREADS, LOCK_MAX);
@@ -604,14 +654,14 @@ main(int argc, char **argv)
 	pthread_t tids[MAX_THREADS];
 	uint64_t before[LOCK_MAX], words[LOCK_MAX];
 	uint64_t ops = 0, cas = 0, cas_failed = 0, retries = 0, errors = 0, violations = 0;
-	uint64_t reconnects = 0, expected = 0;
+	uint64_t reconnects = 0, recreations = 0, expected = 0;
 	unsigned int disconnects = 0;
 	uint64_t op_ns = 0, acquire_ns = 0, grew = 0, t0, elapsed;
 	unsigned int i, l, started = 0;
 	struct rc_dev d;
 	int opt, ok;
 
-	while ((opt = getopt(argc, argv, "CE:F:d:x:p:t:n:l:w:T:P:R:Bh")) != -1) {
+	while ((opt = getopt(argc, argv, "CE:F:d:x:p:t:n:l:w:T:P:R:N:Bh")) != -1) {
 		switch (opt) {
 		case 'C': o.cm = 1; break;
 		case 'E': o.leave_after = (unsigned int)atoi(optarg); break;
@@ -627,6 +677,7 @@ main(int argc, char **argv)
 		case 'T': o.ack_timeout = atoi(optarg); break;
 		case 'P': o.initial_psn = strtol(optarg, NULL, 0); break;
 		case 'R': o.reconnect_every = (unsigned int)atoi(optarg); break;
+		case 'N': o.recreate_every = (unsigned int)atoi(optarg); break;
 		default: usage();
 		}
 	}
@@ -646,9 +697,13 @@ main(int argc, char **argv)
 		return 2;
 	}
 	/* the CM picks the PSN and owns the QP's states: no -P, no RESET */
-	if (o.cm && (o.initial_psn >= 0 || o.reconnect_every)) {
-		fprintf(stderr, "-C does not go with -P or -R (the RDMA CM chooses the PSN "
+	if (o.cm && (o.initial_psn >= 0 || o.reconnect_every || o.recreate_every)) {
+		fprintf(stderr, "-C does not go with -P, -R or -N (the RDMA CM chooses the PSN "
 			"and moves the QP through its states)\n");
+		return 2;
+	}
+	if (o.fail_after && o.recreate_every) {
+		fprintf(stderr, "-F does not go with -N\n");
 		return 2;
 	}
 	o.server = argv[optind];
@@ -713,6 +768,7 @@ main(int argc, char **argv)
 		errors += t->errors;
 		violations += t->violations;
 		reconnects += t->reconnects;
+		recreations += t->recreations;
 		op_ns += t->op_ns;
 		acquire_ns += t->acquire_ns;
 	}
@@ -763,10 +819,11 @@ main(int argc, char **argv)
 	     (!o.cm || disconnects + (o.fail_after && threads[0].disconnect_ms < 0) == o.threads);
 	printf("lock-client: ops=%" PRIu64 " cas=%" PRIu64 " cas_failed=%" PRIu64
 	       " retries=%" PRIu64 " errors=%" PRIu64 " violations=%" PRIu64
-	       " counters_grew=%" PRIu64 " reconnects=%" PRIu64 " disconnects=%u refused=%d"
-	       " elapsed_ms=%.1f"
+	       " counters_grew=%" PRIu64 " reconnects=%" PRIu64 " recreations=%" PRIu64
+	       " disconnects=%u refused=%d elapsed_ms=%.1f"
 	       " ops_per_s=%.0f avg_op_us=%.1f avg_acquire_us=%.1f result=%s\n",
-	       ops, cas, cas_failed, retries, errors, violations, grew, reconnects, disconnects,
+	       ops, cas, cas_failed, retries, errors, violations, grew, reconnects, recreations,
+	       disconnects,
 	       threads[0].refused, elapsed / 1e6,
 	       elapsed ? ops * 1e9 / elapsed : 0.0, ops ? op_ns / 1e3 / ops : 0.0,
 	       ops ? acquire_ns / 1e3 / ops : 0.0, ok ? "PASS" : "FAIL");

@@ -141,6 +141,33 @@ reconnect_client(struct client *c, struct rc_dev *d)
 	return 0;
 }
 
+/* 'N' from a client that re-created its QP: read its new QP's info, destroy
+ * ours and make a new one (a new QPN), send its info, connect it, answer. */
+static int
+recreate_client(struct client *c, struct rc_dev *d, struct ibv_mr *mr)
+{
+	struct rc_info mine, peer;
+
+	if (rc_recv_info(c->fd, &peer) != 0) {
+		fprintf(stderr, "mem-server: re-create: no QP info\n");
+		return -1;
+	}
+	rc_qp_destroy(&c->q);
+	if (rc_qp_create(&c->q, d, 0, 16) != 0)
+		return -1;
+	rc_qp_info(&c->q, d, &mine);
+	mine.addr = (uintptr_t)mr->addr;
+	mine.rkey = mr->rkey;
+	mine.length = (uint32_t)mr->length;
+	if (rc_send_info(c->fd, &mine) != 0 || rc_qp_connect(&c->q, d, &peer) != 0 ||
+	    write(c->fd, "R", 1) != 1)
+		return -1;
+	c->reconnects++;
+	printf("mem-server: client QP 0x%x <-> our QP 0x%x (re-created)\n", peer.qpn,
+	       c->q.qp->qp_num);
+	return 0;
+}
+
 /* The TCP mode: one QP per TCP connection, until that connection closes. */
 static int
 serve_tcp(int port, struct rc_dev *d, struct ibv_mr *mr, struct client *clients,
@@ -184,12 +211,17 @@ serve_tcp(int port, struct rc_dev *d, struct ibv_mr *mr, struct client *clients,
 				}
 				continue;
 			}
-			/* 'X' reconnects; any other byte or EOF ends the connection. */
+			/* 'X' reconnects, 'N' re-creates; any other byte or EOF
+			 * ends the connection. */
 			struct client *c = &clients[idx[i]];
 			char b;
 			ssize_t got = read(c->fd, &b, 1);
 
 			if (got == 1 && b == 'X' && reconnect_client(c, d) == 0) {
+				sv->reconnects++;
+				continue;
+			}
+			if (got == 1 && b == 'N' && recreate_client(c, d, mr) == 0) {
 				sv->reconnects++;
 				continue;
 			}

@@ -195,7 +195,7 @@ class Case:
 
     def __init__(self, name, kind, args, path="swordd", accel="off", expect=(), n=0,
                  expect_fail=False, reconnects=0, rewrites_optional=False, remap="off",
-                 qps=0, disconnects=0, fn_checks=(), swordd_set=()):
+                 qps=0, disconnects=0, fn_checks=(), swordd_set=(), recreations=0):
         self.name, self.kind, self.args = name, kind, args
         # remapping on: every QP of the case onto one lane (one server QP);
         # qps = how many connections must have been moved onto it
@@ -207,6 +207,7 @@ class Case:
         # reports the rewrites (the e2e suite's --rewrites-optional).
         self.rewrites_optional = rewrites_optional
         self.reconnects = reconnects   # lock: QP reconnects the client must report
+        self.recreations = recreations # lock: QPs destroyed and made anew (-N)
         # lock -C: both ends over the RDMA CM; the memory server must have
         # seen this many client disconnects (CM DREQs) by the end
         self.cm = kind == "lock" and "-C" in args.split()
@@ -230,6 +231,21 @@ def same_psn_case(name, lock_n, accel, reconnect_every=0):
         args += " -R %d" % reconnect_every
     return Case(name, "lock", args, accel=accel, n=4 * lock_n, rewrites_optional=True,
                 reconnects=4 * ((lock_n - 1) // reconnect_every) if reconnect_every else 0)
+
+
+# Issue 29: the lock client's QPs destroyed and made anew mid-run (-N), as
+# an application that tears its connections down does: new QPNs, as rxe
+# assigns them, the memory server's QPs with them, every QP at Sherman's
+# PSN again.  With remapping, the lane's owner goes too: its server QP is
+# destroyed under the riders.
+RECREATE_EVERY = 25
+
+
+def recreate_case(name, lock_n, accel, remap="off"):
+    return Case(name, "lock", "-t 4 -n %d -l 1 -P %d -N %d" % (lock_n, SAME_PSN, RECREATE_EVERY),
+                accel=accel, remap=remap, n=4 * lock_n, rewrites_optional=True,
+                qps=4 if remap == "on" else 0,
+                recreations=4 * ((lock_n - 1) // RECREATE_EVERY))
 
 
 def perftest(name, tool, extra, n, expect, path="swordd", accel="off", remap="off", qps=0,
@@ -352,6 +368,13 @@ def remapped_cases(lock_n, bw_n, lat_n, full):
 def suite(which, accel, compare_bridge):
     lat_n, bw_n, lock_n = (500, 1000, 100) if which == "short" else (2000, 5000, 250)
     cases = []
+    if which == "open":
+        # Known to fail, kept to be run (issue 29, doc/rig.md): the lane's
+        # owner destroys its QP out of band and the memory server its end
+        # with it; the riders' requests go on to a server QP that no longer
+        # exists, which drops them without a word, and every client QP
+        # times out.  Nothing tells swordd the lane is gone.
+        return [recreate_case("lock_client_recreate_remap", lock_n, "off", remap="on")]
     if which == "short":
         cases.append(perftest("atomic_lat_cas", "ib_atomic_lat", "-A CMP_AND_SWAP", lat_n,
                               [("cas", lat_n), ("atomic_ack", lat_n)], accel=accel))
@@ -365,6 +388,7 @@ def suite(which, accel, compare_bridge):
         cases.append(Case("lock_client", "lock", "-t 4 -n %d -l 1" % accel_lock_n, accel=accel,
                           n=4 * accel_lock_n))
         cases.append(same_psn_case("lock_client_4qp_samepsn", lock_n, accel))
+        cases.append(recreate_case("lock_client_4qp_recreate", lock_n, accel))
         cases.append(Case("lock_client_broken", "lock", "-t 4 -n 25 -l 1 -B", accel="off",
                           expect_fail=True))
         # the RDMA CM mode through swordd without remapping: the baseline
@@ -406,6 +430,7 @@ def suite(which, accel, compare_bridge):
             cases.append(same_psn_case("lock_client_4qp_samepsn_accel_" + a, lock_n, a))
             cases.append(same_psn_case("lock_client_4qp_samepsn_reconnect_accel_" + a, lock_n,
                                        a, reconnect_every=25))
+            cases.append(recreate_case("lock_client_4qp_recreate_accel_" + a, lock_n, a))
         cases.append(Case("lock_client_broken", "lock", "-t 4 -n 25 -l 1 -B", expect_fail=True))
         cases.append(cm_lock_case("lock_client_cm", lock_n))
         cases.append(fatal_lock_case("lock_client_fatal", lock_n))
@@ -632,6 +657,9 @@ def check_case(rig, case, log, rerun=False):
             if res["lock"] and int(res["lock"].get("reconnects", 0)) != case.reconnects:
                 bad.append("lock client reconnects %s != %d" % (res["lock"].get("reconnects"),
                                                                case.reconnects))
+            if res["lock"] and int(res["lock"].get("recreations", 0)) != case.recreations:
+                bad.append("lock client re-created %s QPs, not %d"
+                           % (res["lock"].get("recreations"), case.recreations))
             # -F: thread 0's stray WRITE was refused with a remote access
             # error, exactly (the client fails otherwise; said here too)
             if "-F" in case.args.split() and \
@@ -652,9 +680,10 @@ def check_case(rig, case, log, rerun=False):
             if any(x["word"] != "0x0" or x["holder"] != "0x0" for x in res["memory"]):
                 bad.append("a lock or holder is not free in the memory server at the end")
             m = re.search(r"mem-server: exiting, \d+ connections served, (\d+) reconnects", sout)
-            if not m or int(m.group(1)) != case.reconnects:
+            # (the server counts a re-creation as a reconnect of its end)
+            if not m or int(m.group(1)) != case.reconnects + case.recreations:
                 bad.append("memory server reconnects %s != %d"
-                           % (m.group(1) if m else "?", case.reconnects))
+                           % (m.group(1) if m else "?", case.reconnects + case.recreations))
         if case.cm:
             # every QP left through the CM: the client's own verdict (a
             # DISCONNECTED with status 0, i.e. a DREP, per thread) and
@@ -981,7 +1010,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rig", required=True)
     ap.add_argument("--build", required=True)
-    ap.add_argument("--suite", choices=("short", "full"), default="short")
+    ap.add_argument("--suite", choices=("short", "full", "open"), default="short",
+                    help="open: the cases known to fail (doc/rig.md)")
     ap.add_argument("--accel", choices=("on", "off"), default="off")
     ap.add_argument("--compare-bridge", action="store_true",
                     help="also run the latency cases over a plain bridge")
