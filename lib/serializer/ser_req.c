@@ -1139,10 +1139,18 @@ req_route(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 	struct ser_stub *st = ser_stub_at(s, sc, psn);
 	struct req_class rc;
 
-	if (d >= 0)
+	if (d >= 0) {
 		sc->copies_from_first = 0;
-	else if (psn == c->initial_psn)
+	} else if (psn == c->initial_psn) {
 		sc->copies_from_first = 1;
+		/* An ask for a request further on (ser_ask.c) may be another
+		 * life's: a new life of the QPs out of band that never sent that
+		 * PSN got an RNR NAK there (closed fuzzer accel-newlife-asked-
+		 * past-its-requests, O3).  A go-back-N from the start resends it
+		 * anyway. */
+		if (sc->ask && roce_psn_diff(sc->ask_psn, psn) > 0)
+			sc->ask = 0;
+	}
 	if (d < 0 && st != NULL) {
 		if (same_request(st, f, p)) {
 			enum ser_verdict v = req_replay(s, c, sc, st, f, len, cap, p, now);
