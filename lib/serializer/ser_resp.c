@@ -350,9 +350,11 @@ resp_walk(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 					s->c.probe_cover_held++;
 					return walk_cut(s, c, sc, from, r);
 				}
-				/* the old QP ran the recorded WRITE: answered as
-				 * it was, and a later copy asks again */
-				st->probe_step = PROBE_ASK;
+				/* a probed copy: the old QP ran the recorded
+				 * WRITE, so it is answered as it was, and a
+				 * later copy asks again */
+				if (st->flags & SF_PROBE)
+					st->probe_step = PROBE_ASK;
 				if (q == r->P && r->inplace)
 					goto next;   /* resp_own_psn answers in place */
 				if (*n_emit >= emit_cap ||
