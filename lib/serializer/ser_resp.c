@@ -582,8 +582,7 @@ on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 		 * can lie past every request swordd let through (the client's
 		 * copies it dropped), and out of the window it was passed on,
 		 * a response at a PSN the client never sent (closed fuzzer
-		 * state-torn-poke-nak-past-window) */
-		sc->poked = 0;
+		 * state-torn-poke-nak-past-window; poked stays, as there) */
 		s->c.nak_beyond_dropped++;
 		return SER_DROP;
 	}
