@@ -511,6 +511,29 @@ deliver(struct sim *s, int qi, struct rm_frame *f)
 	}
 }
 
+/*
+ * The worker calls each function's tick every millisecond (swordd's
+ * sword_worker_tick): remapping asks a waiting client back from there
+ * when its lane has no frame to do it on (a connection drained to bind
+ * whose lane fell quiet).  Without it a closed-loop run waited on an ask
+ * swordd would have sent (fuzz finding both-state-cas-answered-before-post).
+ */
+#define SIM_TICK_US 1000
+
+static void
+sim_tick(struct sim *s)
+{
+	struct remap_emit remit[32];
+	uint32_t n_remit = 0;
+
+	if (s->remap == NULL || s->now < s->next_tick)
+		return;
+	s->next_tick = s->now + SIM_TICK_US;
+	remap_tick(s->remap, s->now, remit, RTE_DIM(remit), &n_remit);
+	remap_emitted(s, remit, n_remit, false);
+	remap_emitted(s, remit, n_remit, true);
+}
+
 bool
 sim_deliver(struct sim *s, int qi, uint32_t idx)
 {
@@ -520,6 +543,7 @@ sim_deliver(struct sim *s, int qi, uint32_t idx)
 		return false;
 	s->now += 10;
 	s->steps++;
+	sim_tick(s);
 	if (s->filter && s->filter(s, qi, &f)) {
 		s->dropped_link++;
 		return true;
@@ -580,6 +604,7 @@ sim_step(struct sim *s)
 	rm_queue_take(&s->q[qi], idx, &f);
 	s->now += 10;
 	s->steps++;
+	sim_tick(s);
 	if (s->filter && s->filter(s, qi, &f)) {
 		s->dropped_link++;
 		return true;
@@ -645,6 +670,7 @@ sim_run(struct sim *s, uint64_t max_steps, uint64_t max_timeouts)
 			return false;
 		s->timeouts++;
 		s->now += 100000;
+		sim_tick(s);
 		for (int i = 0; i < s->ncl; i++)
 			rm_client_timeout(&s->cl[i], &s->q[Q_C2S]);
 	}

@@ -89,6 +89,7 @@ struct sim {
 	sim_filter_fn filter;
 	void *filter_ctx;
 	uint64_t now;
+	uint64_t next_tick;           /* remap_tick, every SIM_TICK_US */
 	uint64_t asked_back;          /* the serializer's RNR NAKs for drops */
 	/* pcap of everything swordd received (in) and emitted (out) */
 	pcap_t *pc;
