@@ -35,6 +35,7 @@
 #include "clover_fn.h"
 #include "links.h"
 #include "port_mbuf.h"
+#include "tsc_calibration.h"
 #include "remap_fn.h"
 #include "ser_fn.h"
 #include "remap_telemetry.h"
@@ -787,7 +788,9 @@ main(int argc, char **argv)
 	eal_argv[i++] = tap_quiet;
 	eal_argc = i;
 	eal_argv[eal_argc] = NULL;
+	swordd_tsc_calibration_fast(true);
 	rc = rte_eal_init(eal_argc, eal_argv);
+	swordd_tsc_calibration_fast(false);
 	if (rc < 0) {
 		fprintf(stderr, "swordd: EAL initialisation failed: %s\n",
 			rte_strerror(rte_errno));
@@ -797,6 +800,7 @@ main(int argc, char **argv)
 	roce_crc_init();
 	/* avx512-vpclmulqdq needs --force-max-simd-bitwidth=512 (lib/roce) */
 	LOG(INFO, "ICRC: %s", roce_icrc_impl());
+	LOG(INFO, "TSC: %" PRIu64 " Hz", rte_get_tsc_hz());
 
 	if (rte_lcore_count() < (unsigned int)cfg.workers + 1) {
 		LOG(ERR, "%u worker(s) need %u lcores (one main lcore for "
