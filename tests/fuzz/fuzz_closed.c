@@ -92,9 +92,11 @@
  *  - a failure answered with the value of a grant swordd decided for a
  *    life that then ended unseen, its WRITE lost with its QP (serializer
  *    README, "A grant whose QP dies unseen"): counted as dead_grant;
- *  - (open) a failure answered from the value before a write that had
- *    landed before the atomic was posted (the S2 gate answers from the
- *    value before an un-ACKed write): counted as gate_landed;
+ *  - a failure answered from the value before writes that had landed
+ *    when the atomic was posted, their clients not yet answered (the S2
+ *    gate answers from the value before an un-ACKed write): linearizable,
+ *    those writes taking effect after it (before_pending_changes);
+ *    counted as gate_landed;
  *  - after a restart, only safety: a failed atomic's answer need not be
  *    a value memory ever held (a grant whose WRITE was lost with the old
  *    instance), and no I5; lost answers are liveness (sim_run gives up).
@@ -844,18 +846,53 @@ dead_grant(int w, const struct fop *f)
 	return false;
 }
 
-/* Open finding (findings/closed/README, gate-answer-after-landing):
- * could f's failure be the S2 gate's answer from the value before a
- * write that had already landed when f was posted (its ACK not yet back
- * at swordd)?  f's answer is one of the few values the word held just
- * before the post. */
+/*
+ * Linearizability, not the server's order of executions: could f's answer
+ * (a failure, or a success that changes nothing) be the value word w held
+ * at some point h before f's post, every change after h being an op whose
+ * client had not been answered when f was posted?  Such an op may take
+ * effect after f (its response came later), so f reading the value before
+ * it is linearizable.  h must be past every execution of an op answered
+ * before f's post (those precede f in real time) and past the value each
+ * READ of the word answered before f's post saw (h at or after the first
+ * point from that READ's post holding its answer).  This is the S2 gate's
+ * failure answer from the committed value while a write is un-ACKed
+ * (ser_word.c): the write may have landed, its ACK not yet back
+ * (corpus gate-answer-after-landing, both-gated-failed-after-coalesced-
+ * writes); a READ or a real atomic sent since ends such answers there.
+ */
 static bool
-gate_landed(int w, const struct fop *f)
+before_pending_changes(int w, const struct fop *f)
 {
-	for (uint32_t h = f->hpost; h-- > 0 && f->hpost - h <= 4;)
-		if (Z.hist[w][h] == f->result)
-			return true;
-	return false;
+	uint32_t lo = 0;
+
+	for (uint32_t i = 0; i < Z.nex; i++) {
+		const struct ex *e = &Z.ex[i];
+		const struct fop *q;
+
+		if (e->w != w || e->h > f->hpost)
+			continue;
+		q = fop_at(e->cl, e->life, e->psn);
+		/* nobody's (a no-op of swordd's) or answered before the post */
+		if ((q == NULL || (q->answered && q->tans < f->tpost)) && e->h > lo)
+			lo = e->h;
+	}
+	for (int c = 0; c < Z.ncl; c++)
+		for (int l = 0; l < Z.life[c]; l++)
+			for (uint32_t k = 0; k < Z.lives[c][l].n; k++) {
+				const struct fop *q = &Z.lives[c][l].ops[k];
+
+				if (q->op.type != RM_READ || word_of(q->op.va) != w ||
+				    !q->answered || q->tans >= f->tpost)
+					continue;
+				for (uint32_t h = q->hpost; h <= q->hans && h <= Z.hlen[w]; h++)
+					if (Z.hist[w][h] == q->result) {
+						if (h > lo)
+							lo = h;
+						break;
+					}
+			}
+	return in_history(w, f->result, lo, f->hpost);
 }
 
 /* Did execution e give op f's answer (e ran f's op on the value f was
@@ -1034,7 +1071,7 @@ judge_op(int cl, int life, uint32_t k)
 			st_dead_grant++;
 			return;
 		}
-		if (gate_landed(w, f) && !all_findings()) {
+		if (before_pending_changes(w, f)) {
 			st_gate_landed++;
 			return;
 		}
