@@ -97,6 +97,9 @@
  *    gate answers from the value before an un-ACKed write): linearizable,
  *    those writes taking effect after it (before_pending_changes);
  *    counted as gate_landed;
+ *  - in a run that did not quiesce, a failure answered with the value of
+ *    a write still on its way (its client not yet through go-back-N when
+ *    sim_run gave up): counted as cut_before_landing;
  *  - after a restart, only safety: a failed atomic's answer need not be
  *    a value memory ever held (a grant whose WRITE was lost with the old
  *    instance), and no I5; lost answers are liveness (sim_run gives up).
@@ -167,6 +170,7 @@ static struct {
 	int ncl, cfg;
 	bool remap, accel, restarted, recreated, overflow;
 	bool state;             /* config bit 7, acceleration alone: a state block */
+	bool quiet;             /* sim_run quiesced (judge) */
 	int life[SIM_MAX_CL];
 	struct life lives[SIM_MAX_CL][MAXLIFE];
 	struct ex ex[MAXEX];
@@ -179,7 +183,7 @@ static struct {
 /* outcomes not judged, for FUZZ_CLOSED_STATS */
 static uint64_t st_judged, st_runs, st_qp_error, st_piped, st_remap_same, st_unquiet, st_overflow,
 	st_msn_ahead, st_i5_inflight, st_owner_i2, st_out_of_contract, st_dead_grant,
-	st_gate_landed;
+	st_gate_landed, st_cut_before_landing;
 
 /* FUZZ_CLOSED_ALL=1: the open findings' filters off */
 static bool
@@ -825,6 +829,16 @@ write_value(const struct fop *f)
  * was answered, never got its answer, and no execution at its PSN ever
  * wrote that value: its WRITE died with its QP while other connections
  * were answered from the shadow it made. */
+/* Could q, run, leave v in its word (a WRITE of v, a CAS or masked CAS
+ * granted to v)? */
+static bool
+may_write(const struct fop *q, uint64_t v)
+{
+	return (q->op.type == RM_CAS && q->op.a[0] == v) ||
+	       (q->op.type == RM_MCAS && (v & q->op.a[2]) == (q->op.a[0] & q->op.a[2])) ||
+	       (q->op.type == RM_WRITE && write_value(q) == v);
+}
+
 static bool
 dead_grant(int w, const struct fop *f)
 {
@@ -837,10 +851,34 @@ dead_grant(int w, const struct fop *f)
 				if (q->answered || word_of(q->op.va) != w ||
 				    q->tpost > f->tans || (qe && qe->nv == f->result))
 					continue;
-				if ((q->op.type == RM_CAS && q->op.a[0] == f->result) ||
-				    (q->op.type == RM_MCAS &&
-				     (f->result & q->op.a[2]) == (q->op.a[0] & q->op.a[2])) ||
-				    (q->op.type == RM_WRITE && write_value(q) == f->result))
+				if (may_write(q, f->result))
+					return true;
+			}
+	return false;
+}
+
+/*
+ * A run that did not quiesce (sim_run gave up: some client's answer was
+ * lost for good, e.g. a duplicate atomic the responder no longer holds,
+ * whose client then floods the network) ends with writes in flight that
+ * would still land.  f's answer may be the value of one of them: a write
+ * the S2 gate counts as landing (the shadow) that its client, still
+ * going back N, has not got to the server yet.  Only when the run was
+ * cut short; liveness is not judged (sim_run's budget).
+ */
+static bool
+cut_before_landing(int w, const struct fop *f)
+{
+	if (Z.quiet)
+		return false;
+	for (int c = 0; c < Z.ncl; c++)
+		for (int l = 0; l <= Z.life[c]; l++)
+			for (uint32_t k = 0; k < Z.lives[c][l].n; k++) {
+				const struct fop *q = &Z.lives[c][l].ops[k];
+
+				if (!q->answered && word_of(q->op.va) == w &&
+				    q->tpost <= f->tans && exec_at(c, l, q->psn) == NULL &&
+				    may_write(q, f->result))
 					return true;
 			}
 	return false;
@@ -878,7 +916,7 @@ before_pending_changes(int w, const struct fop *f)
 			lo = e->h;
 	}
 	for (int c = 0; c < Z.ncl; c++)
-		for (int l = 0; l < Z.life[c]; l++)
+		for (int l = 0; l <= Z.life[c]; l++)
 			for (uint32_t k = 0; k < Z.lives[c][l].n; k++) {
 				const struct fop *q = &Z.lives[c][l].ops[k];
 
@@ -1075,6 +1113,10 @@ judge_op(int cl, int life, uint32_t k)
 			st_gate_landed++;
 			return;
 		}
+		if (cut_before_landing(w, f)) {
+			st_cut_before_landing++;
+			return;
+		}
 		violation("O2: client %d life %d PSN %u %s word %d answered %#llx, "
 			  "memory never held it from the post (h%u) on", cl, life,
 			  f->psn, tname(f->op.type), w, (unsigned long long)f->result,
@@ -1089,6 +1131,7 @@ judge(bool quiet)
 	bool qp_err[SIM_MAX_CL] = { false };
 	struct sim *s = &Z.s;
 
+	Z.quiet = quiet;
 	if (Z.overflow) {
 		st_overflow++;
 		return;
@@ -1232,8 +1275,8 @@ stats(void)
 		fprintf(stderr, "fuzz_closed: runs %llu answers judged %llu "
 			"not judged: qp_error %llu piped %llu "
 			"remap_same %llu overflow %llu read_msn_ahead %llu i5_inflight %llu "
-			"owner_i2 %llu out_of_contract %llu dead_grant %llu gate_landed %llu; "
-			"not quiescent %llu\n",
+			"owner_i2 %llu out_of_contract %llu dead_grant %llu gate_landed %llu "
+			"cut_before_landing %llu; not quiescent %llu\n",
 			(unsigned long long)st_runs, (unsigned long long)st_judged,
 			(unsigned long long)st_qp_error,
 			(unsigned long long)st_piped, (unsigned long long)st_remap_same,
@@ -1241,6 +1284,7 @@ stats(void)
 			(unsigned long long)st_i5_inflight, (unsigned long long)st_owner_i2,
 			(unsigned long long)st_out_of_contract, (unsigned long long)st_dead_grant,
 			(unsigned long long)st_gate_landed,
+			(unsigned long long)st_cut_before_landing,
 			(unsigned long long)st_unquiet);
 }
 
