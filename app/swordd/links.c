@@ -22,7 +22,15 @@
  *   - the guardian sets the interfaces down when the beat is older than
  *     [ports] guard_ms, up again when it resumes (SIGCONT), and down for
  *     good when swordd is gone: the pipe whose write end only swordd holds
- *     reads EOF the moment swordd exits, however it exits.
+ *     reads EOF the moment swordd exits, however it exits;
+ *   - a hang's links-down opens a new bypass epoch: the switch then
+ *     carries the servers' traffic around swordd, and what swordd knew of
+ *     lock words and connections may have changed unseen (a lock released
+ *     and taken again behind its back: granting on that shadow made two
+ *     holders, tor-failover-stop-accel).  The links come up again only
+ *     once swordd says every worker forgot it all for that epoch
+ *     (`forgot`, written by the main lcore: sword_daemon_bypass_forgotten),
+ *     so the first frame it sees again meets an empty start.
  *
  * The guardian ignores SIGINT, SIGTERM and SIGHUP: a terminal's Ctrl-C and
  * systemd's stop reach the whole group, and the guardian must outlive the
@@ -62,6 +70,8 @@ RTE_LOG_REGISTER(swordd_logtype_guard, swordd.guard, INFO);
 /* The page swordd and its guardian share. */
 struct guard_page {
 	uint64_t beat;                 /* main lcore: every worker progressed */
+	uint32_t bypass;               /* guardian: hangs that set the links down */
+	uint32_t forgot;               /* main lcore: bypass epoch every worker forgot */
 	uint32_t armed;                /* names[] are valid, watch them */
 	uint32_t n_ifs;
 	char names[SWORDD_GUARD_MAX_IFS][IF_NAMESIZE];
@@ -226,13 +236,20 @@ guard_run(struct guard_page *g, int fd, pid_t parent, uint32_t stale_ms)
 		if (beat != last_beat) {
 			last_beat = beat;
 			last_change = t;
-			if (down) {
-				guard_set_all(g, true, "swordd's workers progress again");
+			/* up only once the workers forgot what the bypass may
+			 * have changed (the top comment) */
+			if (down && __atomic_load_n(&g->forgot, __ATOMIC_ACQUIRE) ==
+				    __atomic_load_n(&g->bypass, __ATOMIC_RELAXED)) {
+				guard_set_all(g, true, "swordd's workers progress again and "
+					      "forgot what the bypass may have changed");
 				down = false;
 			}
 		} else if (!down && t - last_change >= stale_ms) {
 			snprintf(why, sizeof(why), "swordd (pid %d) made no progress for %u ms",
 				 (int)parent, (unsigned int)(t - last_change));
+			/* before the links go down: a worker that resumes
+			 * sees the new epoch before any frame of the bypass */
+			__atomic_fetch_add(&g->bypass, 1, __ATOMIC_RELEASE);
 			guard_set_all(g, false, why);
 			down = true;
 		}
@@ -296,6 +313,19 @@ swordd_guard_beat(void)
 {
 	if (guard != NULL)
 		__atomic_fetch_add(&guard->beat, 1, __ATOMIC_RELAXED);
+}
+
+const uint32_t *
+swordd_guard_bypass_epoch(void)
+{
+	return guard != NULL ? &guard->bypass : NULL;
+}
+
+void
+swordd_guard_forgot(uint32_t epoch)
+{
+	if (guard != NULL && __atomic_load_n(&guard->forgot, __ATOMIC_RELAXED) != epoch)
+		__atomic_store_n(&guard->forgot, epoch, __ATOMIC_RELEASE);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -45,6 +45,14 @@ void swordd_guard_arm(char names[][IF_NAMESIZE], unsigned int n);
 /* The main lcore saw every worker progress (no-op without a guardian). */
 void swordd_guard_beat(void);
 
+/* The guardian's bypass epoch (a hang that set the links down bumps it;
+ * links.c says why), for the workers to read; NULL without a guardian. */
+const uint32_t *swordd_guard_bypass_epoch(void);
+
+/* Every worker forgot what it knew for bypass epoch `epoch`: the guardian
+ * may set the links up again once the workers progress. */
+void swordd_guard_forgot(uint32_t epoch);
+
 /* Interfaces of the net_af_packet / net_af_xdp --vdev arguments in
  * argv[1..argc) ("iface=NAME"); returns how many (at most max). */
 unsigned int swordd_eal_ifaces(int argc, char **argv, char names[][IF_NAMESIZE],

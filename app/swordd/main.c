@@ -640,6 +640,12 @@ on_round(struct sword_daemon *d)
 	static int wd_state = -1;       /* -1 unknown, 0 off, 1 on */
 	uint64_t usec, now;
 
+	uint32_t forgot;
+
+	/* after a bypass: the guardian sets the links up again only once
+	 * every worker forgot what it knew (links.c) */
+	if (sword_daemon_bypass_forgotten(d, &forgot))
+		swordd_guard_forgot(forgot);
 	if (!sword_daemon_workers_progressed(d))
 		return;
 	swordd_guard_beat();
@@ -913,6 +919,9 @@ main(int argc, char **argv)
 	swordd_xdp_steer(d);
 	wait_links(d, cfg.link_wait_ms);
 
+	/* a fail-over bypass while the process makes no progress: the
+	 * workers follow its epoch (links.c, sword_daemon.h) */
+	d->bypass_epoch = swordd_guard_bypass_epoch();
 	/* on the lcores sword_daemon_setup placed each worker's memory for */
 	for (w = 0; w < d->n_workers; w++)
 		rte_eal_remote_launch(sword_worker_loop, d->lanes[w], d->worker_lcore[w]);

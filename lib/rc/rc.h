@@ -120,6 +120,9 @@ struct rc_table *rc_create_at(const struct rc_params *prm, void *mem, size_t len
 			      bool adopt);
 void rc_destroy(struct rc_table *t);
 void rc_reset(struct rc_table *t);       /* forget everything (restart) */
+/* Pair nothing by evidence before `until` (a restart's hold-off, taken
+ * again after rc_reset without a new process). */
+void rc_hold_pairing(struct rc_table *t, uint64_t until);
 
 /* The connection a request names, or NULL (rc_find_req, below). */
 struct rc_conn *rc_find_req_hashed(struct rc_table *t, uint32_t cl_ip, uint32_t srv_ip,

@@ -223,6 +223,13 @@ rc_reset(struct rc_table *t)
 }
 
 void
+rc_hold_pairing(struct rc_table *t, uint64_t until)
+{
+	if (until > t->untracked_until)
+		t->untracked_until = until;
+}
+
+void
 rc_epoch(struct rc_table *t, uint64_t now)
 {
 	if (!t->epoch_set) {

@@ -372,6 +372,19 @@ ser_start(struct ser *s, uint64_t now)
 	s->quiet_until = now + s->prm.start_quiet_tsc;
 }
 
+void
+ser_forget(struct ser *s, uint64_t now, uint64_t holdoff_tsc)
+{
+	ser_reset(s);
+	if (s->prm.learn_holdoff_tsc < holdoff_tsc)
+		s->prm.learn_holdoff_tsc = holdoff_tsc;
+	ser_finish_create(s);   /* how long an orphan may run follows it (S7) */
+	s->epoch = now;
+	s->epoch_set = true;
+	rc_hold_pairing(s->rc, now + holdoff_tsc);
+	ser_start(s, now);
+}
+
 /* ------------------------------------------------------------------ */
 /* introspection */
 

@@ -611,6 +611,25 @@ fn_reconfigure(void *state, const struct sword_config *cfg)
 	regions_follow(f, cfg);
 }
 
+/*
+ * The switch carried the traffic around swordd while it made no progress
+ * (sword_fn_ops.forget): a lock the shadow holds free may have been taken
+ * meanwhile, and a grant decided on it would make two holders.  Start
+ * over as an empty restart does, with its learning hold-off.  A client
+ * whose rewritten atomic was still unanswered gets no answer now and
+ * times out, as after an empty restart; nothing is decided on a value
+ * the bypass may have changed.
+ */
+static void
+fn_forget(void *state, uint64_t now)
+{
+	struct ser_fn *f = state;
+
+	if (f == NULL || f->ser == NULL)
+		return;
+	ser_forget(f->ser, now, ms_to_tsc(RESTART_HOLDOFF_MS));
+}
+
 /* What this worker still owes for its RETIRING regions (main lcore). */
 static uint64_t
 fn_owed(const void *state, const struct sword_config *cfg)
@@ -642,6 +661,7 @@ const struct sword_fn_ops ser_fn_ops = {
 	.prepare = fn_prepare,
 	.unprepare = fn_unprepare,
 	.owed = fn_owed,
+	.forget = fn_forget,
 	.checks_icrc = fn_checks_icrc,
 	.n_counters = N_COUNTERS,
 	.counter_names = ser_fn_counter_names,

@@ -258,6 +258,13 @@ void ser_reset(struct ser *s);
  * managed word goes to the server until now + start_quiet_tsc. */
 void ser_start(struct ser *s, uint64_t now);
 
+/* The traffic went around swordd meanwhile (a fail-over bypass): what the
+ * frames taught may be stale.  ser_reset, then as after an empty restart
+ * learn nothing from real atomics' answers and pair nothing by evidence
+ * for holdoff_tsc from now (an answer may replay a decision made before,
+ * a response may answer a request seen before), and ser_start. */
+void ser_forget(struct ser *s, uint64_t now, uint64_t holdoff_tsc);
+
 /*
  * A client→server frame.  p must be a successful roce_parse() of
  * frame[0..*len).  cap = bytes usable from frame start.  now = the

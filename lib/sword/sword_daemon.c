@@ -62,8 +62,19 @@ struct sword_lane {
 	bool started;                            /* its lcore entered the loop function */
 	bool polling;                            /* in its loop (reload waits) */
 	uint32_t cfg_gen_seen;                   /* d->cfg_gen last reconfigured to */
+	uint32_t bypass_seen;                    /* *d->bypass_epoch last forgotten */
 	uint64_t loops;                          /* loop rounds: the main lcore's heartbeat */
 } __rte_cache_aligned;
+
+/* Has a fail-over bypass begun since this lane last forgot (a plain load
+ * on x86; false without a guardian)? */
+static inline bool
+bypass_moved(const struct sword_lane *ln)
+{
+	const uint32_t *e = ln->d->bypass_epoch;
+
+	return unlikely(e != NULL && __atomic_load_n(e, __ATOMIC_ACQUIRE) != ln->bypass_seen);
+}
 
 static inline bool
 quitting(const struct sword_daemon *d)
@@ -694,6 +705,24 @@ lane_tx(struct sword_lane *ln, unsigned int slot, struct rte_mbuf **pkts, uint16
 	}
 }
 
+/* Free every frame of the lane's batch (the bypass case of lane_flush). */
+static void
+lane_drop_batch(struct sword_lane *ln)
+{
+	struct sword_tx_batch *b = &ln->batch;
+	unsigned int side, o;
+
+	for (side = 0; side < SWORD_SIDE_NUM; side++) {
+		rte_pktmbuf_free_bulk(b->pkts[side], b->n[side]);
+		ln->w->stats.bypass_dropped += b->n[side];
+	}
+	for (o = 0; ln->has_handoff && o < ln->w->n_workers; o++) {
+		rte_pktmbuf_free_bulk(b->handoff[o], b->n_handoff[o]);
+		ln->w->stats.bypass_dropped += b->n_handoff[o];
+	}
+	sword_tx_batch_reset(b);
+}
+
 static inline void
 lane_flush(struct sword_lane *ln)
 {
@@ -701,6 +730,15 @@ lane_flush(struct sword_lane *ln)
 	struct sword_worker *w = ln->w;
 	unsigned int side, o;
 
+	/* The process stopped in the middle of this burst and the switch
+	 * carried the traffic around it meanwhile: what was decided here
+	 * is stale (a grant's blind WRITE landing after a release and a new
+	 * holder of the bypass: two holders).  The clients resend; the
+	 * worker forgets before it sees them (sword_worker_loop). */
+	if (bypass_moved(ln)) {
+		lane_drop_batch(ln);
+		return;
+	}
 	for (side = 0; side < SWORD_SIDE_NUM; side++)
 		lane_tx(ln, sword_worker_slot_of_side(w, side), b->pkts[side], b->n[side]);
 	b->n[SWORD_SIDE_CLIENT] = b->n[SWORD_SIDE_SERVER] = 0;
@@ -786,6 +824,41 @@ lane_poll(struct sword_lane *ln)
 	return total;
 }
 
+/*
+ * A fail-over bypass began (the guardian set the links down while this
+ * process made no progress): the servers' traffic went around swordd, so
+ * the lock words and connections the functions know may have changed
+ * unseen.  Forget it all, as an empty start would, before the next frame;
+ * and drop what other workers decided before it and left in the rings to
+ * this one (a software ring, unlike a NIC's, does not drain while the
+ * process is stopped).  Then say so: the links come up again only once
+ * every worker has (sword_daemon_bypass_forgotten).
+ */
+static void
+lane_forget(struct sword_lane *ln)
+{
+	const uint32_t epoch = __atomic_load_n(ln->d->bypass_epoch, __ATOMIC_ACQUIRE);
+	struct rte_mbuf *pkts[SWORD_MAX_BURST];
+	unsigned int i;
+	unsigned int n;
+
+	lane_drop_batch(ln);
+	for (i = 0; i < SWORD_MAX_PORTS; i++)
+		while (ln->tx_ring_in[i] != NULL &&
+		       (n = rte_ring_dequeue_burst(ln->tx_ring_in[i], (void **)pkts,
+						   SWORD_MAX_BURST, NULL)) > 0) {
+			rte_pktmbuf_free_bulk(pkts, n);
+			ln->w->stats.bypass_dropped += n;
+		}
+	sword_worker_forget(ln->w, rte_rdtsc());
+	ln->w->stats.bypass_forgets++;
+	SWORD_LOG_TO(worker, WARNING, "worker %u: the switch bypassed swordd while it "
+		     "made no progress (epoch %u): every function forgot what it knew, "
+		     "%" PRIu64 " frame(s) decided before dropped so far", ln->w->id, epoch,
+		     ln->w->stats.bypass_dropped);
+	__atomic_store_n(&ln->bypass_seen, epoch, __ATOMIC_RELEASE);
+}
+
 int
 sword_worker_loop(void *arg)
 {
@@ -806,6 +879,8 @@ sword_worker_loop(void *arg)
 	while (!quitting(ln->d)) {
 		uint32_t gen = __atomic_load_n(&ln->d->cfg_gen, __ATOMIC_ACQUIRE);
 
+		if (bypass_moved(ln))
+			lane_forget(ln);
 		if (unlikely(gen != ln->cfg_gen_seen)) {
 			/* a reload changed live keys or sections: take them
 			 * between bursts, the shard map first (the functions
@@ -857,6 +932,23 @@ sword_daemon_workers_progressed(struct sword_daemon *d)
 			return false;
 	}
 	memcpy(d->loops_seen, now, sizeof(now[0]) * d->n_workers);
+	return true;
+}
+
+bool
+sword_daemon_bypass_forgotten(const struct sword_daemon *d, uint32_t *epoch)
+{
+	uint32_t want;
+	unsigned int w;
+
+	if (d->bypass_epoch == NULL)
+		return false;
+	want = __atomic_load_n(d->bypass_epoch, __ATOMIC_ACQUIRE);
+	for (w = 0; w < d->n_workers; w++)
+		if (__atomic_load_n(&d->lanes[w]->polling, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&d->lanes[w]->bypass_seen, __ATOMIC_ACQUIRE) != want)
+			return false;
+	*epoch = want;
 	return true;
 }
 

@@ -107,6 +107,11 @@ struct sword_daemon {
 	char reload_msg[1024];
 	uint64_t start_tsc;
 	bool running;                               /* lcores launched */
+	/* A fail-over bypass's epoch (swordd's guardian bumps it when a hang
+	 * set the links down; NULL: no bypass to follow).  Each worker
+	 * forgets what it knows when it moves (sword_worker_forget) and drops
+	 * the frames it had decided before; see sword_daemon_bypass_forgotten. */
+	const uint32_t *bypass_epoch;
 };
 
 /* The daemon instance (telemetry callbacks read it). */
@@ -153,6 +158,11 @@ bool sword_daemon_worker_polling(const struct sword_daemon *d, unsigned int w);
  * returned true?  A wedged worker (or a stopped process) never makes it
  * true again.  Main lcore only; reads one counter per worker. */
 bool sword_daemon_workers_progressed(struct sword_daemon *d);
+
+/* The bypass epoch every polling worker has forgotten up to (*epoch), and
+ * true if that is d->bypass_epoch's value now: the switch may carry the
+ * servers' traffic through swordd again.  Main lcore. */
+bool sword_daemon_bypass_forgotten(const struct sword_daemon *d, uint32_t *epoch);
 
 /*
  * Apply the live keys of next (sword_config_reload_plan said yes) to the

@@ -30,6 +30,8 @@ struct sword_worker_stats {
 	uint64_t tx_dropped;         /* TX queue (or TX hand-off ring) full */
 	uint64_t dispatched;         /* handed to the worker owning their server */
 	uint64_t dispatch_dropped;   /* that worker's ring was full */
+	uint64_t bypass_forgets;     /* a fail-over bypass: the functions forgot all */
+	uint64_t bypass_dropped;     /* frames decided before such a bypass, not sent */
 	uint64_t filtered;           /* dropped on a function's verdict */
 	uint64_t passthrough;        /* forwarded unchanged */
 	uint64_t rewritten;          /* forwarded after a function changed them */
@@ -64,7 +66,7 @@ void sword_stats_sum(struct sword_worker_stats *sum,
 /*
  * Call cb for every scalar counter of s, in a fixed order, with its
  * external name: rx, tx, dropped, tx_dropped, dispatched, dispatch_dropped,
- * filtered, passthrough, rewritten, consumed, non_roce, non_roce_<reason>,
+ * bypass_forgets, bypass_dropped, filtered, passthrough, rewritten, consumed, non_roce, non_roce_<reason>,
  * unmanaged, managed_rx, malformed, malformed_<reason> (every reason),
  * capture_dropped, proc_frames, proc_cycles, proc_ns_per_frame (average
  * processing time per frame, derived), opcode_0x.. (every valid opcode),
@@ -80,7 +82,7 @@ void sword_stats_set_fn_names(unsigned int first, unsigned int n, const char *co
 static inline uint64_t
 sword_stats_dropped(const struct sword_worker_stats *s)
 {
-	return s->tx_dropped + s->dispatch_dropped + s->filtered;
+	return s->tx_dropped + s->dispatch_dropped + s->bypass_dropped + s->filtered;
 }
 
 #endif /* SWORD_STATS_H */

@@ -852,6 +852,15 @@ sword_worker_process(struct sword_worker *w, uint16_t in_port,
 	return (uint16_t)(out->n[SWORD_SIDE_CLIENT] + out->n[SWORD_SIDE_SERVER] - before);
 }
 
+void
+sword_worker_forget(struct sword_worker *w, uint64_t now)
+{
+	for (unsigned int k = 0; k < w->n_fn; k++)
+		if (w->fn[k].ops->forget != NULL)
+			w->fn[k].ops->forget(w->fn[k].state, now);
+	publish_fn_counters(w);
+}
+
 uint16_t
 sword_worker_tick(struct sword_worker *w, uint64_t now, struct sword_tx_batch *out)
 {

@@ -228,6 +228,12 @@ struct sword_fn_ops {
 	 * sword_fn_emit the function sets ctx->server (the frame's server,
 	 * index into cfg->servers). */
 	void (*tick)(void *state, struct sword_worker *w, struct sword_fn_ctx *ctx);
+	/* Optional: the switch carried the servers' traffic around swordd
+	 * (a fail-over bypass while swordd made no progress): forget what
+	 * the frames taught (lock words, connections, recorded decisions),
+	 * as an empty start would, for its traffic has moved on unseen.  On
+	 * the worker's lcore, between bursts; rare (no hot-path rules). */
+	void (*forget)(void *state, uint64_t now);
 	/* Optional: does the function check the ICRC of a frame of the
 	 * managed server server_ip4 (network order) with this opcode going
 	 * this way (to_server: requests) whenever ctx->icrc_ok is false, and
@@ -465,5 +471,9 @@ uint16_t sword_worker_process(struct sword_worker *w, uint16_t in_port,
  */
 uint16_t sword_worker_tick(struct sword_worker *w, uint64_t now,
 			   struct sword_tx_batch *out);
+
+/* Every function forgets what it knows (sword_fn_ops.forget): a fail-over
+ * bypass carried the traffic around swordd.  The worker's lcore. */
+void sword_worker_forget(struct sword_worker *w, uint64_t now);
 
 #endif /* SWORD_WORKER_H */

@@ -238,6 +238,14 @@ def failover(a):
     if "t_cont" in marks:
         t.check(re.search(r"swordd guardian: interface \S+ set up", log),
                 "the guardian did not set the interfaces up after SIGCONT")
+        # the bypass carried the traffic around swordd: before the links
+        # came up again every worker forgot what it knew (app/swordd/links.c;
+        # with acceleration, granting on the old shadow made two holders)
+        t.check(st.get("bypass_forgets", 0) >= 1, "swordd resumed after the bypass "
+                "without forgetting what it knew (bypass_forgets %r)"
+                % st.get("bypass_forgets"))
+        t.log("after the bypass: bypass_forgets %r, bypass_dropped %r" % (
+            st.get("bypass_forgets"), st.get("bypass_dropped")))
     t_sig = marks["t_sig"]
     resume = resume_time(t_sig, marks.get("t_cont", float("inf")), at_server.stop(),
                          from_sword.stop())
