@@ -705,20 +705,30 @@ lane_tx(struct sword_lane *ln, unsigned int slot, struct rte_mbuf **pkts, uint16
 	}
 }
 
-/* Free every frame of the lane's batch (the bypass case of lane_flush). */
+/*
+ * The bypass case of lane_flush: what the lane decided from frames that
+ * came before the bypass.  Answers to clients go out: each answers a
+ * request sent before it, the server's answer or one swordd could give
+ * then (a late answer is still that request's).  Requests to the server
+ * are dropped: one decided then (a grant's blind WRITE) could land after
+ * the traffic that went around swordd moved the word on (a release and
+ * a new holder: two holders); the clients resend them.  Frames for other
+ * workers are dropped too (they forget as well).
+ */
 static void
-lane_drop_batch(struct sword_lane *ln)
+lane_release_answers(struct sword_lane *ln)
 {
 	struct sword_tx_batch *b = &ln->batch;
-	unsigned int side, o;
+	struct sword_worker *w = ln->w;
+	unsigned int o;
 
-	for (side = 0; side < SWORD_SIDE_NUM; side++) {
-		rte_pktmbuf_free_bulk(b->pkts[side], b->n[side]);
-		ln->w->stats.bypass_dropped += b->n[side];
-	}
-	for (o = 0; ln->has_handoff && o < ln->w->n_workers; o++) {
+	lane_tx(ln, sword_worker_slot_of_side(w, SWORD_SIDE_CLIENT), b->pkts[SWORD_SIDE_CLIENT],
+		b->n[SWORD_SIDE_CLIENT]);
+	rte_pktmbuf_free_bulk(b->pkts[SWORD_SIDE_SERVER], b->n[SWORD_SIDE_SERVER]);
+	w->stats.bypass_dropped += b->n[SWORD_SIDE_SERVER];
+	for (o = 0; ln->has_handoff && o < w->n_workers; o++) {
 		rte_pktmbuf_free_bulk(b->handoff[o], b->n_handoff[o]);
-		ln->w->stats.bypass_dropped += b->n_handoff[o];
+		w->stats.bypass_dropped += b->n_handoff[o];
 	}
 	sword_tx_batch_reset(b);
 }
@@ -731,12 +741,11 @@ lane_flush(struct sword_lane *ln)
 	unsigned int side, o;
 
 	/* The process stopped in the middle of this burst and the switch
-	 * carried the traffic around it meanwhile: what was decided here
-	 * is stale (a grant's blind WRITE landing after a release and a new
-	 * holder of the bypass: two holders).  The clients resend; the
-	 * worker forgets before it sees them (sword_worker_loop). */
+	 * carried the traffic around it meanwhile: the requests decided here
+	 * are stale (lane_release_answers); the worker forgets before it
+	 * sees the clients' copies (sword_worker_loop, lane_forget). */
 	if (bypass_moved(ln)) {
-		lane_drop_batch(ln);
+		lane_release_answers(ln);
 		return;
 	}
 	for (side = 0; side < SWORD_SIDE_NUM; side++)
@@ -824,25 +833,47 @@ lane_poll(struct sword_lane *ln)
 	return total;
 }
 
+/* Bursts of its RX queues a lane takes, at most, to end a life (a queue
+ * holds frames from before the links went down only: none come after). */
+#define BYPASS_DRAIN_BURSTS 64
+
 /*
  * A fail-over bypass began (the guardian set the links down while this
  * process made no progress): the servers' traffic went around swordd, so
  * the lock words and connections the functions know may have changed
- * unseen.  Forget it all, as an empty start would, before the next frame;
- * and drop what other workers decided before it and left in the rings to
- * this one (a software ring, unlike a NIC's, does not drain while the
- * process is stopped).  Then say so: the links come up again only once
- * every worker has (sword_daemon_bypass_forgotten).
+ * unseen.  First the frames that reached the ports before the links went
+ * down, the old life's last: decided on what it knew, their answers go to
+ * the clients (the server's ACK of a grant's WRITE becomes its ATOMIC
+ * ACK: without it that client would wait on an answer nothing can give
+ * any more), their requests are dropped (lane_release_answers).  Then
+ * forget it all, as an empty start would, before the next frame; and drop
+ * what other workers decided before and left in the rings to this one (a
+ * software ring, unlike a NIC's, does not drain while the process is
+ * stopped).  Then say so: the links come up again only once every worker
+ * has (sword_daemon_bypass_forgotten).
  */
 static void
 lane_forget(struct sword_lane *ln)
 {
 	const uint32_t epoch = __atomic_load_n(ln->d->bypass_epoch, __ATOMIC_ACQUIRE);
 	struct rte_mbuf *pkts[SWORD_MAX_BURST];
-	unsigned int i;
+	unsigned int i, k;
 	unsigned int n;
 
-	lane_drop_batch(ln);
+	lane_release_answers(ln);
+	for (i = 0; i < ln->n_rx; i++) {
+		const struct sword_lane_rx *rx = &ln->rx[i];
+
+		for (k = 0; k < BYPASS_DRAIN_BURSTS; k++) {
+			n = rte_eth_rx_burst(rx->port, rx->queue, pkts, ln->burst);
+			if (n == 0)
+				break;
+			ln->w->stats.rx += n;
+			ln->w->stats.port_rx[rx->slot] += n;
+			sword_worker_process(ln->w, rx->port, pkts, (uint16_t)n, &ln->batch);
+			lane_release_answers(ln);
+		}
+	}
 	for (i = 0; i < SWORD_MAX_PORTS; i++)
 		while (ln->tx_ring_in[i] != NULL &&
 		       (n = rte_ring_dequeue_burst(ln->tx_ring_in[i], (void **)pkts,
