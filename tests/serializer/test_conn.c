@@ -1436,6 +1436,45 @@ START_TEST(t_restart_granted_write_in_flight)
 }
 END_TEST
 
+/*
+ * Issue #30: a fail-over bypass.  swordd hangs, its guardian sets the
+ * links down and the switch carries the traffic around it; meanwhile a
+ * client takes a lock swordd's shadow holds free (here: memory changed
+ * behind its back).  swordd resumes: granting on the shadow would make
+ * two holders.  ser_forget (swordd calls it before its links come up
+ * again, sword_fn_ops.forget) starts over, so the next CAS goes real and
+ * fails on the holder's value.  _i: 0 forgotten, 1 not (the bug).
+ */
+START_TEST(t_forget_after_bypass)
+{
+	struct sim s;
+
+	init(&s, 2, 0, false, _i ? "conn-bypass-not-forgotten" : "conn-bypass-forgotten");
+	learn(&s, 1, lock_va(5));                 /* C: 3185, 3186 */
+	pair(&s, 0);                              /* A: 3185, 3186 */
+	sim_flow(&s, 1000);
+	post_cas(&s, 0, lock_va(5), 1, 0);        /* A takes it: 3187, decided */
+	post_write(&s, 0, lock_va(5), 0);         /* and gives it back: 3188 */
+	finish(&s);
+	ck_assert_uint_ge(C(&s)->granted, 1);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 0);
+	/* the bypass: another client takes the lock at the server */
+	rm_mem_set(&s.srv, lock_va(5), 7);
+	if (_i == 0)
+		ser_forget(s.ser, s.now, 1000);
+	post_cas(&s, 1, lock_va(5), 2, 0);        /* C: 3187 */
+	finish(&s);
+	if (_i == 0) {
+		ck_assert_uint_eq(atomic_result(&s, 1, 3187), 7);  /* C fails */
+		ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 7);
+	} else {
+		ck_assert_uint_eq(atomic_result(&s, 1, 3187), 0);  /* two holders */
+		ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 2);
+	}
+	sim_free(&s);
+}
+END_TEST
+
 /* A sim whose serializer lives in a state block (swordd --state). */
 static void *
 state_init_ips(struct sim *s, const char *name, int ips)
@@ -2209,6 +2248,7 @@ conn_suite(void)
 	tcase_add_test(tc, t_msn_not_from_duplicate_read);
 	tcase_add_test(tc, t_new_life_repeats_cas_chain);
 	tcase_add_loop_test(tc, t_restart_granted_write_in_flight, 0, 2);
+	tcase_add_loop_test(tc, t_forget_after_bypass, 0, 2);
 	tcase_add_loop_test(tc, t_faa_new_life_runs, 0, 2);
 	tcase_add_test(tc, t_drain_known_word_passes_real);
 	tcase_add_test(tc, t_drain_pending_write_keeps_gating);
