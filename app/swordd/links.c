@@ -72,6 +72,7 @@ struct guard_page {
 	uint64_t beat;                 /* main lcore: every worker progressed */
 	uint32_t bypass;               /* guardian: hangs that set the links down */
 	uint32_t forgot;               /* main lcore: bypass epoch every worker forgot */
+	uint32_t up;                   /* guardian: bypass epoch the links are up again after */
 	uint32_t armed;                /* names[] are valid, watch them */
 	uint32_t n_ifs;
 	char names[SWORDD_GUARD_MAX_IFS][IF_NAMESIZE];
@@ -242,6 +243,9 @@ guard_run(struct guard_page *g, int fd, pid_t parent, uint32_t stale_ms)
 				    __atomic_load_n(&g->bypass, __ATOMIC_RELAXED)) {
 				guard_set_all(g, true, "swordd's workers progress again and "
 					      "forgot what the bypass may have changed");
+				/* the answers they kept for this moment may go */
+				__atomic_store_n(&g->up, __atomic_load_n(&g->bypass, __ATOMIC_RELAXED),
+						 __ATOMIC_RELEASE);
 				down = false;
 			}
 		} else if (!down && t - last_change >= stale_ms) {
@@ -319,6 +323,12 @@ const uint32_t *
 swordd_guard_bypass_epoch(void)
 {
 	return guard != NULL ? &guard->bypass : NULL;
+}
+
+const uint32_t *
+swordd_guard_up_epoch(void)
+{
+	return guard != NULL ? &guard->up : NULL;
 }
 
 void

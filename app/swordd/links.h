@@ -53,6 +53,11 @@ const uint32_t *swordd_guard_bypass_epoch(void);
  * may set the links up again once the workers progress. */
 void swordd_guard_forgot(uint32_t epoch);
 
+/* The bypass epoch after which the guardian set the links up again (the
+ * answers the workers kept while they were down may go); NULL without a
+ * guardian. */
+const uint32_t *swordd_guard_up_epoch(void);
+
 /* Interfaces of the net_af_packet / net_af_xdp --vdev arguments in
  * argv[1..argc) ("iface=NAME"); returns how many (at most max). */
 unsigned int swordd_eal_ifaces(int argc, char **argv, char names[][IF_NAMESIZE],

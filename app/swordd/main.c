@@ -922,6 +922,7 @@ main(int argc, char **argv)
 	/* a fail-over bypass while the process makes no progress: the
 	 * workers follow its epoch (links.c, sword_daemon.h) */
 	d->bypass_epoch = swordd_guard_bypass_epoch();
+	d->bypass_up = swordd_guard_up_epoch();
 	/* on the lcores sword_daemon_setup placed each worker's memory for */
 	for (w = 0; w < d->n_workers; w++)
 		rte_eal_remote_launch(sword_worker_loop, d->lanes[w], d->worker_lcore[w]);

@@ -37,6 +37,9 @@ struct sword_lane_rx {
 	uint8_t slot;
 };
 
+/* Answers a lane keeps while a bypass has its links down (lane_forget). */
+#define SWORD_KEPT_MAX 512
+
 /* One worker's view of queues and rings.  Only its lcore touches it while
  * running (the main lcore after the lcores returned, for the drain). */
 struct sword_lane {
@@ -63,6 +66,10 @@ struct sword_lane {
 	bool polling;                            /* in its loop (reload waits) */
 	uint32_t cfg_gen_seen;                   /* d->cfg_gen last reconfigured to */
 	uint32_t bypass_seen;                    /* *d->bypass_epoch last forgotten */
+	/* answers taken from the old life's last frames while the links were
+	 * down, sent once they are up (lane_forget) */
+	uint16_t n_kept;
+	struct rte_mbuf *kept[SWORD_KEPT_MAX];
 	uint64_t loops;                          /* loop rounds: the main lcore's heartbeat */
 } __rte_cache_aligned;
 
@@ -707,9 +714,10 @@ lane_tx(struct sword_lane *ln, unsigned int slot, struct rte_mbuf **pkts, uint16
 
 /*
  * The bypass case of lane_flush: what the lane decided from frames that
- * came before the bypass.  Answers to clients go out: each answers a
- * request sent before it, the server's answer or one swordd could give
- * then (a late answer is still that request's).  Requests to the server
+ * came before the bypass.  Answers to clients go out once the links are
+ * up again: each answers a request sent before it, the server's answer or
+ * one swordd could give then (a late answer is still that request's, as
+ * one the network held as long).  Requests to the server
  * are dropped: one decided then (a grant's blind WRITE) could land after
  * the traffic that went around swordd moved the word on (a release and
  * a new holder: two holders); the clients resend them.  Frames for other
@@ -720,10 +728,21 @@ lane_release_answers(struct sword_lane *ln)
 {
 	struct sword_tx_batch *b = &ln->batch;
 	struct sword_worker *w = ln->w;
-	unsigned int o;
+	unsigned int o, i;
 
-	lane_tx(ln, sword_worker_slot_of_side(w, SWORD_SIDE_CLIENT), b->pkts[SWORD_SIDE_CLIENT],
-		b->n[SWORD_SIDE_CLIENT]);
+	/* The links are down until every worker forgot (app/swordd/links.c):
+	 * sent now, the answers would be lost, and once forgotten nothing
+	 * could give them again (a grant's WRITE ran at the server).  They
+	 * are kept and go when the links are up (lane_send_kept), as if the
+	 * network had held them that long.  Past SWORD_KEPT_MAX: dropped. */
+	for (i = 0; i < b->n[SWORD_SIDE_CLIENT]; i++) {
+		if (ln->n_kept < SWORD_KEPT_MAX) {
+			ln->kept[ln->n_kept++] = b->pkts[SWORD_SIDE_CLIENT][i];
+		} else {
+			rte_pktmbuf_free(b->pkts[SWORD_SIDE_CLIENT][i]);
+			w->stats.bypass_dropped++;
+		}
+	}
 	rte_pktmbuf_free_bulk(b->pkts[SWORD_SIDE_SERVER], b->n[SWORD_SIDE_SERVER]);
 	w->stats.bypass_dropped += b->n[SWORD_SIDE_SERVER];
 	for (o = 0; ln->has_handoff && o < w->n_workers; o++) {
@@ -890,6 +909,25 @@ lane_forget(struct sword_lane *ln)
 	__atomic_store_n(&ln->bypass_seen, epoch, __ATOMIC_RELEASE);
 }
 
+/* The links are up again after the bypass the lane forgot: the answers it
+ * kept go (one burst at a time; a full TX queue drops, counted). */
+static void
+lane_send_kept(struct sword_lane *ln)
+{
+	const uint32_t *up = ln->d->bypass_up;
+	uint16_t i, n;
+
+	if (likely(ln->n_kept == 0) || up == NULL ||
+	    __atomic_load_n(up, __ATOMIC_ACQUIRE) != ln->bypass_seen)
+		return;
+	ln->w->stats.bypass_kept += ln->n_kept;
+	for (i = 0; i < ln->n_kept; i += n) {
+		n = (uint16_t)RTE_MIN(ln->n_kept - i, SWORD_TX_BATCH_MAX);
+		lane_tx(ln, sword_worker_slot_of_side(ln->w, SWORD_SIDE_CLIENT), ln->kept + i, n);
+	}
+	ln->n_kept = 0;
+}
+
 int
 sword_worker_loop(void *arg)
 {
@@ -912,6 +950,7 @@ sword_worker_loop(void *arg)
 
 		if (bypass_moved(ln))
 			lane_forget(ln);
+		lane_send_kept(ln);
 		if (unlikely(gen != ln->cfg_gen_seen)) {
 			/* a reload changed live keys or sections: take them
 			 * between bursts, the shard map first (the functions
@@ -928,6 +967,10 @@ sword_worker_loop(void *arg)
 		if (ln->w->has_tick && sword_worker_tick(ln->w, rte_rdtsc(), &ln->batch) > 0)
 			lane_flush(ln);
 	}
+	/* answers still kept for links that never came up again */
+	rte_pktmbuf_free_bulk(ln->kept, ln->n_kept);
+	ln->w->stats.bypass_dropped += ln->n_kept;
+	ln->n_kept = 0;
 	__atomic_store_n(&ln->polling, false, __ATOMIC_RELEASE);
 	return 0;
 }

@@ -112,6 +112,9 @@ struct sword_daemon {
 	 * forgets what it knows when it moves (sword_worker_forget) and drops
 	 * the frames it had decided before; see sword_daemon_bypass_forgotten. */
 	const uint32_t *bypass_epoch;
+	/* The bypass epoch after which the links are up again (NULL with
+	 * bypass_epoch): answers a worker kept while they were down go then. */
+	const uint32_t *bypass_up;
 };
 
 /* The daemon instance (telemetry callbacks read it). */
