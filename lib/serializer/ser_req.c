@@ -902,7 +902,13 @@ fresh_atomic(struct ser *s, struct rc_conn *c, struct ser_conn *sc,
 	st->chg_seq = s->words[rc->word].chg_seq;
 	if (dec == SD_PASS_REAL) {
 		st->kind = ST_REAL;
-		if (now - s->epoch < s->prm.learn_holdoff_tsc)
+		/* a copy behind a re-synchronized sequence (a connection a
+		 * torn restart gave up, met_given_up): the server may answer
+		 * it from its replay cache, a value of before (closed fuzzer
+		 * state-torn-given-up-replay-learned: learned so, a word was
+		 * granted again to the client that held it) */
+		if (now - s->epoch < s->prm.learn_holdoff_tsc ||
+		    (sc->nodecide && roce_psn_diff(p->psn, sc->nodecide_until) <= 0))
 			st->flags |= SF_NOLEARN;
 		/* its part in the word's domain count and fold, also when
 		 * its answer will not be learned from */
