@@ -773,8 +773,10 @@ def check_case(rig, case, log, rerun=False):
                 if s[k]:
                     bad.append("swordd %s=%d" % (k, s[k]))
             if case.remap == "on":
+                # (and atomic replacement's asks: RNR NAKs, or pokes the
+                # server NAKs, when it runs beside remapping)
                 naks = (stat(st, "fn_remap_resends_nakked") + stat(st, "fn_remap_resends_asked")
-                        + stat(st, "fn_remap_naks_seq"))
+                        + stat(st, "fn_remap_naks_seq") + asked + poked)
                 res["remap_nak_retries"] = dict(nak_retries, swordd_naks=naks)
                 # a retry resends what was already placed: the server takes
                 # those for duplicates (answered from its responder
