@@ -240,7 +240,7 @@ ser_ask_arm(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	    const uint8_t *f, const struct roce_pkt *p)
 {
 	if (!c->paired) {
-		if (!s->prm.no_poke)
+		if (ser_may_poke(s, c))
 			ask_poke(s, c, sc, f, p);
 		return;
 	}

@@ -109,6 +109,8 @@ ser_fn_params(struct ser_params *prm, struct ser_region *regions,
 	prm->conn_idle_tsc = ms_to_tsc(cfg->atomic.conn_idle_ms);
 	prm->no_force_ackreq = !cfg->atomic.force_ackreq;
 	prm->no_poke = cfg->remapping;
+	/* remapping keeps out-of-band connections on their own QPs then */
+	prm->poke_out_of_band = cfg->remapping && !cfg->remap.out_of_band;
 	/* room for regions a live reload adds (ser_fn_prepare checks it) */
 	prm->max_regions = SWORD_MAX_LOCKS;
 	return 0;

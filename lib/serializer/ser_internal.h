@@ -300,6 +300,16 @@ struct ser {
 	uint32_t given_up_next;          /* the slot the next one takes */
 };
 
+/* May swordd send this connection's server QP a frame of its own in the
+ * connection's PSN space (an ask poke, a probe's duplicate WRITE)?  Not
+ * where remapping may place the connection on a lane (ser_params.no_poke,
+ * poke_out_of_band). */
+static inline bool
+ser_may_poke(const struct ser *s, const struct rc_conn *c)
+{
+	return !s->prm.no_poke || (s->prm.poke_out_of_band && !c->by_cm);
+}
+
 static inline void
 ser_torn_begin(struct ser *s, uint8_t what, uint32_t ip_a, uint32_t ip_b)
 {

@@ -117,6 +117,15 @@ struct ser_params {
 	 * which the server NAKs to the client); true turns that off.  swordd
 	 * sets it with remapping on (the WRITE would reach remapping). */
 	bool no_poke;
+	/* With no_poke: a connection the RDMA CM did not set up is poked
+	 * anyway.  swordd sets it with remapping on and [remap] out_of_band
+	 * off: remapping keeps every such connection on its own server QP
+	 * for its whole life, so the WRITE reaches that QP as it would
+	 * without remapping.  Without it, an unpaired out-of-band client
+	 * whose request was dropped was never asked back, and one with no
+	 * retransmit timer (rxe, timeout 0) waited for ever (the rig's
+	 * lock_client_accel_recreate_remap_default). */
+	bool poke_out_of_band;
 	/* A request or response rewritten in place (SER_FORWARD_REWRITTEN)
 	 * is left with its ICRC (and a UDP checksum) stale, for a caller that
 	 * re-signs it once after every stage (swordd's worker:

@@ -602,9 +602,12 @@ def check_case(rig, case, log, rerun=False):
             v = delta.get(k, 0)
             if v == 0:
                 continue
-            if case.accel == "on" and case.remap != "on" and case.path == "swordd" and \
-                    ((g == "client" and k in ("rcvd_rnr_err", "rcvd_seq_err",
-                                              "completer_retry_err")) or
+            # (with remapping on too, the server's side of a poke: remapping
+            # keeps out-of-band connections on their own QPs by default,
+            # and atomic replacement pokes those: ser_params.poke_out_of_band)
+            if case.accel == "on" and case.path == "swordd" and \
+                    ((case.remap != "on" and g == "client" and
+                      k in ("rcvd_rnr_err", "rcvd_seq_err", "completer_retry_err")) or
                      (g == "server" and k == "out_of_seq_request")):
                 # atomic replacement asks a client to resend a request it
                 # had to drop (lib/serializer/ser_ask.c): an RNR NAK, or
