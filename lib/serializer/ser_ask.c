@@ -211,12 +211,13 @@ ask_set(struct ser_conn *sc, const struct rc_conn *c, uint32_t psn)
 	if (sc->untracked)
 		return false;
 	if (roce_psn_diff(psn, c->una) < 0) {
-		/* behind the connection's first PSN: swordd never saw its
-		 * answer, so it may be one the client still waits on (closed
-		 * fuzzer state-torn-ask-acks-dropped-write: after a torn
-		 * restart the connection was met at the next PSN, and the ask
-		 * there acknowledged a release WRITE swordd had dropped) */
-		if (roce_psn_diff(psn, c->initial_psn) < 0 &&
+		/* behind the first PSN swordd saw of this life: swordd never
+		 * saw its answer, so it may be one the client still waits on
+		 * (closed fuzzer state-torn-ask-acks-dropped-write: after a
+		 * torn restart the connection was met at the next PSN, and
+		 * the ask there acknowledged a release WRITE swordd had
+		 * dropped; a new life told apart mid-stream is met there too) */
+		if (roce_psn_diff(psn, c->first_psn) < 0 &&
 		    (!sc->ask_held || roce_psn_diff(psn, sc->ask_held_psn) < 0)) {
 			sc->ask_held = 1;
 			sc->ask_held_psn = psn;

@@ -1135,6 +1135,25 @@ req_fresh(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 /* ------------------------------------------------------------------ */
 /* route */
 
+/*
+ * A new life told from the old one only at a request that differs, after
+ * it had resent the connection's first request and every one since: an
+ * out-of-band re-creation at the same PSN whose first requests repeat the
+ * old life's byte for byte.  Those copies were this life's own, and their
+ * answers may still be to come (one was dropped at a gate).  So its window
+ * opens where it began, not at the request that told it apart: an ask
+ * there would complete them to the client (an RNR NAK acknowledges every
+ * PSN before its own; closed fuzzer state-newlife-write-acked-by-ask: a
+ * WRITE dropped at the gate acknowledged by the ask for the next PSN,
+ * never run).  Its next PSN stays past them.
+ */
+static void
+life_began_at_first(struct rc_conn *c, struct ser_conn *sc)
+{
+	c->una = c->first_psn = c->initial_psn;
+	sc->walk_from = c->initial_psn;
+}
+
 static enum ser_verdict
 req_route(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 	  uint32_t *len, uint32_t cap, struct roce_pkt *p, uint64_t now)
@@ -1165,8 +1184,13 @@ req_route(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 				return v;
 			st = NULL;  /* undecidable stale-or-new: a new life */
 		}
-		if (st == NULL || !read_span_shrink(s, c, sc, st, psn))
+		if (st == NULL || !read_span_shrink(s, c, sc, st, psn)) {
+			const bool from_first = sc->copies_from_first;
+
 			sc = ser_conn_new_life(s, c, psn, now);
+			if (from_first)
+				life_began_at_first(c, sc);
+		}
 		d = 0;
 	} else if (d < 0 && d >= -ring) {
 		classify(s, f, p, sc, &rc);
