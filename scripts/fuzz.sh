@@ -8,7 +8,8 @@
 # coverage (cov = edges, ft = features) and corpus size.
 #
 #   scripts/fuzz.sh [--short] [--time SECS] [--runs N] [--build DIR]
-#                   [--keep-corpus DIR] [--jobs N] [--coverage] [NAME...]
+#                   [--keep-corpus DIR] [--jobs N] [--coverage] [--fast]
+#                   [NAME...]
 #
 # --short             CI budget: every harness FUZZ_SHORT_SECS (default 45) s
 # --time SECS         every harness this long (default 600)
@@ -22,6 +23,10 @@
 # --coverage          afterwards, replay each corpus (grown and committed)
 #                     through a source-coverage build (build-fuzz-cov/) and
 #                     print llvm-cov's line and branch coverage per library file
+# --fast              fuzz without ASan and UBSan (build-fuzz-fast/, about
+#                     2.7 times the executions per second: for long
+#                     campaigns), then replay each grown corpus through the
+#                     sanitized build; the oracles judge in both
 # NAME                parse, serializer, remap, clover, config, closed
 #                     (default: these; under --short closed replays its
 #                     corpus only, judged: it is not yet clean in 45 s,
@@ -36,6 +41,7 @@ keep=""
 jobs=1
 coverage=0
 short=0
+fast=0
 names=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -46,7 +52,8 @@ while [ $# -gt 0 ]; do
 	--keep-corpus) keep=$2; shift ;;
 	--jobs) jobs=$2; shift ;;
 	--coverage) coverage=1 ;;
-	-h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+	--fast) fast=1 ;;
+	-h|--help) sed -n '2,33p' "$0"; exit 0 ;;
 	-*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
 	*) names+=("$1") ;;
 	esac
@@ -74,6 +81,11 @@ build() { # dir [meson options]
 	) 9<"$dir" || { echo "fuzz.sh: building $dir failed" >&2; exit 1; }
 }
 build "$bdir" || exit 1
+sandir="$bdir"
+if [ "$fast" -eq 1 ]; then
+	bdir="${bdir%/}-fast"
+	build "$bdir" -Dfuzz_sanitize=false || exit 1
+fi
 
 work=$(mktemp -d /tmp/sword-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -137,6 +149,23 @@ for n in "${names[@]}"; do
 	printf '%-11s %12s %8s %7s %7s %8s  %s\n' "$n" "${execs:-?}" "${eps:-?}" \
 		"${cov:-?}" "${ft:-?}" "${corp:-?}" "$result"
 done
+# --fast: what the unsanitized campaign grew, through ASan and UBSan
+if [ "$fast" -eq 1 ]; then
+	for n in "${names[@]}"; do
+		[ "$(cat "$work/$n.rc" 2>/dev/null || echo 99)" -eq 0 ] || continue
+		corpus="$work/corpus-$n"
+		[ -n "$keep" ] && corpus="$keep/$n"
+		if ! "$sandir/tests/fuzz/fuzz_$n" -runs=0 -timeout=60 -rss_limit_mb=2048 \
+			-artifact_prefix="$work/artifacts/$n-" "$corpus" \
+			>"$work/$n-sanitized.log" 2>&1; then
+			echo "fuzz.sh: $n: the corpus fails under ASan/UBSan" >&2
+			tail -40 "$work/$n-sanitized.log" >&2
+			failed=$((failed + 1))
+		else
+			echo "fuzz.sh: $n: corpus ($(ls "$corpus" | wc -l) inputs) replayed under ASan/UBSan: ok"
+		fi
+	done
+fi
 for n in "${names[@]}"; do
 	rc=$(cat "$work/$n.rc" 2>/dev/null || echo 99)
 	[ "$rc" -eq 0 ] && continue
