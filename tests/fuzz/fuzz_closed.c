@@ -35,7 +35,8 @@
  *      same first PSN, server QP reset); b1 & 7 ops of the previous life
  *      posted again: its first ones (b1 bit 3: identical requests at the
  *      same PSNs) or its last ones
- *   12 swordd restart (ser_reset + ser_start; acceleration alone only):
+ *   12 swordd restart (acceleration alone only; an empty one with
+ *      swordd's learn_holdoff, ser_forget):
  *      frames on their way to the server arrive, its answers are lost;
  *      with config bit 7 the serializer lives in a state block and the
  *      new instance adopts it (swordd --state): a pause, judged in full,
@@ -572,6 +573,11 @@ setup(uint8_t cfg)
 	return 0;
 }
 
+/* swordd's learn_holdoff after a restart, in the sim's time: past every
+ * retransmission of the clients' retry budget (sim_run's 16 timeouts of
+ * 100000, before the run is judged unquiet) */
+#define RESTART_HOLDOFF 2000000u
+
 static void
 step(const uint8_t *b)
 {
@@ -666,8 +672,14 @@ step(const uint8_t *b)
 				s->prm.state_adopt = false;
 				if (s->ser == NULL && errno == ESTALE) {
 					/* nothing in it awaited (no
-					 * connection): swordd starts empty */
+					 * connection): swordd starts empty,
+					 * with its hold-off raised
+					 * (ser_fn.c empty_restart_holdoff) */
+					const uint64_t h = s->prm.learn_holdoff_tsc;
+
+					s->prm.learn_holdoff_tsc = RESTART_HOLDOFF;
 					s->ser = ser_create(&s->prm);
+					s->prm.learn_holdoff_tsc = h;
 					Z.restarted = true;
 				}
 				if (s->ser == NULL) {
@@ -678,8 +690,12 @@ step(const uint8_t *b)
 				ser_start(s->ser, s->now);
 				break;
 			}
-			ser_reset(s->ser);
-			ser_start(s->ser, s->now);
+			/* an empty start after a restart learns nothing from
+			 * real atomics' answers for swordd's learn_holdoff
+			 * (conf/swordd.conf: the clients' retry budget; a
+			 * hold-off of 0 is for a first start with no traffic
+			 * before, and --state raises it for an empty restart) */
+			ser_forget(s->ser, s->now, RESTART_HOLDOFF);
 			Z.restarted = true;
 		}
 		break;
