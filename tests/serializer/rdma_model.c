@@ -18,7 +18,8 @@
 int
 rm_queue_init(struct rm_queue *q, uint32_t cap)
 {
-	q->f = calloc(cap, sizeof(*q->f));
+	/* not zeroed: a slot is written (rm_queue_push) before it is read */
+	q->f = malloc((size_t)cap * sizeof(*q->f));
 	q->cap = cap;
 	q->head = q->n = 0;
 	return q->f ? 0 : -1;
@@ -45,15 +46,24 @@ rm_queue_push(struct rm_queue *q, const uint8_t *buf, uint32_t len)
 	return true;
 }
 
+/* A frame's bytes only, not the whole buffer: copying 1.6 KB buffers was
+ * an eighth of a closed fuzzer run's time (perf). */
+static inline void
+frame_copy(struct rm_frame *dst, const struct rm_frame *src)
+{
+	memcpy(dst->buf, src->buf, src->len);
+	dst->len = src->len;
+}
+
 bool
 rm_queue_take(struct rm_queue *q, uint32_t i, struct rm_frame *out)
 {
 	if (i >= q->n)
 		return false;
-	*out = q->f[(q->head + i) % q->cap];
+	frame_copy(out, &q->f[(q->head + i) % q->cap]);
 	/* close the gap: shift the older ones up by one */
 	for (uint32_t k = i; k > 0; k--)
-		q->f[(q->head + k) % q->cap] = q->f[(q->head + k - 1) % q->cap];
+		frame_copy(&q->f[(q->head + k) % q->cap], &q->f[(q->head + k - 1) % q->cap]);
 	q->head = (q->head + 1) % q->cap;
 	q->n--;
 	return true;
@@ -500,8 +510,14 @@ rm_client_outstanding(const struct rm_client *c)
 static void
 send_op(struct rm_client *c, const struct rm_op *op, struct rm_queue *out)
 {
+	const uint32_t k = op->psn % RM_WIN;
 	uint8_t ext[44], fr[RM_FRAME_MAX];
 	uint32_t n = 0;
+
+	if (c->fc_len[k] && c->fc_psn[k] == op->psn && c->fc_qpn[k] == c->to_server.dest_qpn) {
+		rm_queue_push(out, c->fc_buf[k], c->fc_len[k]);
+		return;
+	}
 
 	switch (op->type) {
 	case RM_CAS:
@@ -535,6 +551,12 @@ send_op(struct rm_client *c, const struct rm_op *op, struct rm_queue *out)
 				     op->psn, true, ext, 16, NULL, 0);
 		break;
 	}
+	if (n <= RM_FC_MAX) {
+		memcpy(c->fc_buf[k], fr, n);
+		c->fc_len[k] = (uint8_t)n;
+		c->fc_psn[k] = op->psn;
+		c->fc_qpn[k] = c->to_server.dest_qpn;
+	}
 	rm_queue_push(out, fr, n);
 }
 
@@ -550,6 +572,7 @@ rm_client_post(struct rm_client *c, const struct rm_op *op, struct rm_queue *out
 	slot->msg_idx = ++c->msgs;
 	slot->state = 1;
 	slot->answers = 0;
+	c->fc_len[slot->psn % RM_WIN] = 0;   /* a new op: its own frame */
 	c->next_psn = roce_psn_add(c->next_psn, 1);
 	send_op(c, slot, out);
 	return true;
