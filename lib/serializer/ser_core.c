@@ -385,6 +385,54 @@ ser_forget(struct ser *s, uint64_t now, uint64_t holdoff_tsc)
 	ser_start(s, now);
 }
 
+uint32_t
+ser_forget_unacked(struct ser *s, uint64_t now, uint64_t holdoff_tsc)
+{
+	/* the flags that count a stub on its words, whose counts go */
+	const uint16_t on_words = SF_PENDING | SF_BUSY | SF_DOMTAG | SF_FOLD | SF_UNTRACKED;
+	uint32_t given_up = 0;
+
+	for (uint32_t i = 0; i < s->n_words; i++)
+		ser_word_forget_moved(&s->words[i]);
+	for (uint32_t i = 0; i < rc_capacity(s->rc); i++) {
+		const struct rc_conn *c = rc_at(s->rc, i);
+		struct ser_conn *sc = &s->conns[i];
+
+		if (c == NULL || sc->inc == 0 || sc->inc != c->incarnation)
+			continue;
+		for (uint32_t k = 0; k < s->prm.ring_size; k++) {
+			struct ser_stub *st = &sc->ring[k];
+
+			if (st->kind == ST_EMPTY)
+				continue;
+			st->flags &= (uint16_t)~on_words;
+			/* an acknowledged request ran at the server (RC runs in
+			 * order, and the server's answer covered its PSN).  One
+			 * on words that was not is forgotten: a decision may
+			 * not have run (above), and a real atomic's or a
+			 * write's answer would settle counts that are gone; a
+			 * copy of either is then met as one from before the
+			 * window (ser_req.c req_behind) */
+			if ((st->kind == ST_REWRITTEN || st->kind == ST_REAL ||
+			     st->kind == ST_WRITE) && roce_psn_diff(st->psn, c->una) >= 0) {
+				given_up += st->kind == ST_REWRITTEN;
+				st->kind = ST_EMPTY;
+			}
+		}
+		sc->open_word = SER_NO_WORD;
+		sc->open_nwords = 0;
+		sc->dup_ack_due = 0;
+	}
+	if (s->prm.learn_holdoff_tsc < holdoff_tsc)
+		s->prm.learn_holdoff_tsc = holdoff_tsc;
+	ser_finish_create(s);
+	s->epoch = now;
+	s->epoch_set = true;
+	rc_hold_pairing(s->rc, now + holdoff_tsc);
+	ser_start(s, now);
+	return given_up;
+}
+
 /* ------------------------------------------------------------------ */
 /* introspection */
 

@@ -143,12 +143,35 @@ empty_restart_holdoff(struct ser_params *prm, const char *path)
 
 /*
  * The worker's table in its state segment (swordd --state PATH: PATH.wN).
- * A segment the previous process left is adopted unless the switch may
- * have carried traffic around swordd while it was gone (failover_bypass:
- * the words it knew may have moved unseen).  One the serializer cannot
+ * A segment the previous process left is adopted; if the switch may have
+ * carried traffic around swordd while it was gone (failover_bypass), only
+ * what the server acknowledged is kept (after_bypass).  One the serializer cannot
  * adopt is refused with a line and started over.  -1: no segment at all
  * (another swordd holds it, no directory): swordd does not start.
  */
+/*
+ * Adopted with failover_bypass: while this process was not forwarding
+ * (it died, or was stopped), the switch carried the clients' traffic
+ * around swordd, and the words moved unseen.  They are forgotten, and so
+ * is every decision the server had not acknowledged: its WRITE may not
+ * have run, and its client's own atomic may have run there instead.  What
+ * the server acknowledged stays: a client whose answer died with the old
+ * process gets it when it asks again, where the server, which ran a WRITE
+ * at that PSN, has none to give (the client's QP would run out of
+ * retries).  Before, such a segment was not adopted at all.
+ */
+static void
+after_bypass(struct ser_fn *f, const char *path)
+{
+	const uint64_t holdoff = ms_to_tsc(RESTART_HOLDOFF_MS);
+	const uint32_t n = ser_forget_unacked(f->ser, rte_rdtsc(), holdoff);
+
+	SWORD_LOG(WARNING, "state: %s: adopted after a fail-over bypass (failover_bypass): "
+		  "every lock word forgotten, %u decision(s) the server had not acknowledged "
+		  "given up (their clients' copies go to the server), the acknowledged kept; "
+		  "learning held off for %u ms", path, n, RESTART_HOLDOFF_MS);
+}
+
 static int
 create_in_state(struct ser_fn *f, const struct ser_params *base,
 		const struct sword_config *cfg)
@@ -168,7 +191,7 @@ create_in_state(struct ser_fn *f, const struct ser_params *base,
 		return -1;
 	}
 	if (sword_state_open_chain(&f->state, cfg->state_path, path, ser_state_shape(&prm), len,
-				   !cfg->failover_bypass, &prev_run, why, sizeof(why)) != 0) {
+				   true, &prev_run, why, sizeof(why)) != 0) {
 		SWORD_LOG(ERR, "state: %s", why);
 		return -1;
 	}
@@ -206,6 +229,8 @@ create_in_state(struct ser_fn *f, const struct ser_params *base,
 	SWORD_LOG(INFO, "state: %s: %u connection(s), %u word(s) known; given up (a frame "
 		  "in progress when it ended): %u connection(s), %u word(s)", why, ai.conns,
 		  ai.words_known, ai.conns_given_up, ai.words_given_up);
+	if (cfg->failover_bypass)
+		after_bypass(f, path);
 	return 0;
 }
 

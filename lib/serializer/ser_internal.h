@@ -427,6 +427,7 @@ void ser_ask_due(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 
 /* ser_word.c */
 void ser_word_reset(struct ser_word *w);
+void ser_word_forget_moved(struct ser_word *w);
 uint64_t ser_op_apply(const struct ser_op *op, uint64_t old);
 bool ser_op_changes(const struct ser_op *op, uint64_t old);
 

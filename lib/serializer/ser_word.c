@@ -157,6 +157,18 @@ ser_word_reset(struct ser_word *w)
 	w->chg_owner = SER_NO_OWNER;
 }
 
+/* Forgotten after the traffic went around swordd: unknown, and changed
+ * by someone unknown since every change swordd saw (a copy of a decision
+ * on it is not answered as recorded without asking: ser_req.c). */
+void
+ser_word_forget_moved(struct ser_word *w)
+{
+	const uint32_t seq = w->chg_seq + 1;
+
+	ser_word_reset(w);
+	w->chg_seq = w->streak_seq = w->other_seq = seq;
+}
+
 /* The value changes (or may have changed) by owner's doing. */
 static void
 changed_by(struct ser_word *w, uint32_t owner)

@@ -275,6 +275,21 @@ void ser_start(struct ser *s, uint64_t now);
 void ser_forget(struct ser *s, uint64_t now, uint64_t holdoff_tsc);
 
 /*
+ * The same for tables adopted after the traffic went around swordd (a
+ * restart with failover_bypass), keeping what the server is known to have
+ * run: every word is forgotten (changed by someone unknown), and so is
+ * every decision the server had not acknowledged (its WRITE may never
+ * have run, and the client's own atomic may have run in its place while
+ * the switch bypassed swordd: its copy now goes to the server as itself).
+ * Decisions the server acknowledged stay, so a client whose answer was
+ * lost gets it when it asks again (the server, which ran a WRITE there,
+ * has no answer for it); other unacknowledged requests on words (real
+ * atomics, writes) go too: their copies are met as new.  Returns the
+ * decisions given up.
+ */
+uint32_t ser_forget_unacked(struct ser *s, uint64_t now, uint64_t holdoff_tsc);
+
+/*
  * A client→server frame.  p must be a successful roce_parse() of
  * frame[0..*len).  cap = bytes usable from frame start.  now = the
  * caller's clock (rte_rdtsc()) in the unit of gate_tsc.  Frames not to a

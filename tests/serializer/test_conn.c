@@ -1475,6 +1475,80 @@ START_TEST(t_forget_after_bypass)
 }
 END_TEST
 
+/* One frame around swordd: taken from queue from, put on queue to (the
+ * switch's fast-failover bucket while swordd is down). */
+static void
+bypass_one(struct sim *s, int from, int to)
+{
+	struct rm_frame f;
+
+	ck_assert(rm_queue_take(&s->q[from], 0, &f));
+	ck_assert(rm_queue_push(&s->q[to], f.buf, f.len));
+}
+
+/*
+ * Issue #30: swordd dies with failover_bypass on, the switch carries the
+ * traffic around it, and a new swordd adopts the dead one's tables
+ * (ser_forget_unacked).  _i 0: A's CAS was granted here and the server
+ * acknowledged its WRITE, but A's answer died with the process.  During
+ * the bypass A's copy reaches the server, which ran a WRITE at that PSN
+ * and has no answer to give (a responder drops a duplicate atomic it has
+ * no result for: rxe's duplicate_request); without the adopted decision A
+ * would retry until its QP fails.  The new swordd answers it as decided.
+ * _i 1: A's grant never reached the server (its WRITE lost), and in the
+ * bypass C took the lock at the server and A's copy ran there as itself
+ * (failed, orig 7) and that answer was lost too: the decision is given up,
+ * and A's next copy goes to the server, which answers it from its replay
+ * cache.  Answering the decision would make two holders.
+ */
+START_TEST(t_adopt_after_bypass)
+{
+	struct sim s;
+
+	init(&s, 2, 0, false, _i ? "conn-adopt-bypass-unacked" : "conn-adopt-bypass-acked");
+	learn(&s, 1, lock_va(5));                 /* C: 3185, 3186 */
+	pair(&s, 0);                              /* A: 3185, 3186 */
+	sim_flow(&s, 1000);
+	post_cas(&s, 0, lock_va(5), 1, 0);        /* A: 3187, decided */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));
+	ck_assert_uint_eq(s.q[Q_S2M].n, 1);       /* its WRITE(1) */
+	ck_assert_uint_eq(C(&s)->granted, 1);
+	if (_i == 0) {
+		ck_assert(sim_deliver(&s, Q_S2M, 0));
+		ck_assert_uint_eq(s.q[Q_M2S].n, 1);  /* the server's ACK */
+		ck_assert(sim_deliver(&s, Q_M2S, 0));
+		ck_assert_uint_eq(s.q[Q_S2C].n, 1);  /* A's answer, */
+		sim_drop(&s, Q_S2C, 0);              /* dying with swordd */
+		ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 1);
+		/* the bypass: A's copy at the server, dropped there */
+		rm_client_timeout(&s.cl[0], &s.q[Q_C2S]);
+		bypass_one(&s, Q_C2S, Q_S2M);
+		ck_assert(sim_deliver(&s, Q_S2M, 0));
+		ck_assert_uint_eq(s.q[Q_M2S].n, 0);
+	} else {
+		sim_drop(&s, Q_S2M, 0);              /* the grant's WRITE lost */
+		rm_mem_set(&s.srv, lock_va(5), 7);   /* C holds it */
+		rm_client_timeout(&s.cl[0], &s.q[Q_C2S]);
+		bypass_one(&s, Q_C2S, Q_S2M);        /* A's copy runs as itself */
+		ck_assert(sim_deliver(&s, Q_S2M, 0));
+		ck_assert_uint_eq(s.q[Q_M2S].n, 1);
+		sim_drop(&s, Q_M2S, 0);              /* and its answer is lost */
+	}
+	/* the new swordd, on the old one's tables */
+	ck_assert_uint_eq(ser_forget_unacked(s.ser, s.now, 1000), (uint32_t)_i);
+	finish(&s);
+	if (_i == 0) {
+		ck_assert_uint_eq(atomic_result(&s, 0, 3187), 0);  /* granted */
+		ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 1);
+	} else {
+		ck_assert_uint_eq(atomic_result(&s, 0, 3187), 7);  /* the server's */
+		ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(5)), 7);
+	}
+	ck_assert_uint_eq(s.cl[0].errors, 0);
+	sim_free(&s);
+}
+END_TEST
+
 /* A sim whose serializer lives in a state block (swordd --state). */
 static void *
 state_init_ips(struct sim *s, const char *name, int ips)
@@ -2249,6 +2323,7 @@ conn_suite(void)
 	tcase_add_test(tc, t_new_life_repeats_cas_chain);
 	tcase_add_loop_test(tc, t_restart_granted_write_in_flight, 0, 2);
 	tcase_add_loop_test(tc, t_forget_after_bypass, 0, 2);
+	tcase_add_loop_test(tc, t_adopt_after_bypass, 0, 2);
 	tcase_add_loop_test(tc, t_faa_new_life_runs, 0, 2);
 	tcase_add_test(tc, t_drain_known_word_passes_real);
 	tcase_add_test(tc, t_drain_pending_write_keeps_gating);

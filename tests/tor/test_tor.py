@@ -163,8 +163,9 @@ def failover(a):
     and the groups switch to their second bucket; after SIGCONT the guardian
     sets them up and the traffic goes through swordd again."""
     sig = SIGNALS[a.signal]
+    restart = sig == signal.SIGKILL and a.restart_after > 0
     rack = tor.Rack(mode=a.mode, n_servers=1, owners=(0,), accel=not a.passthrough,
-                    failover=True, listed=a.listed)
+                    failover=True, listed=a.listed, state=restart)
     groups = rack.ovs.ofctl("dump-groups", rack.br)
     t.log(groups)
     t.check("type=ff" in groups, "no fast-failover group in the switch")
@@ -204,14 +205,33 @@ def failover(a):
                        interval=0.01)
             marks["up"] = time.monotonic() - rack.clients_started
             marks["sw_to_server_at_cont"] = sword_to_server(rack, inst, srv.ip)
+        if restart:
+            # a crash, and the same host's swordd started again on the
+            # dead one's state segment (systemd's Restart=)
+            time.sleep(a.restart_after)
+            marks["t_restart"] = time.time()
+            inst.restart()
+            t.wait_for(lambda: ports_are("up"), 10, "the restarted swordd's ports up in OVS",
+                       interval=0.01)
+            marks["up_after_restart"] = time.time() - marks["t_restart"]
+            marks["sw_to_server_at_restart"] = sword_to_server(rack, inst, srv.ip)
 
     res = tor.run_workload(rack, duration=a.duration, locks=LOCKS, progress=1,
                            during=signal_mid_load)
     sjs, cjs, rcs = res[0]
+    killed = inst.previous[0] if inst.previous else inst.sw
     if sig == signal.SIGSTOP:
         if "t_cont" not in marks:
             inst.sw.proc.send_signal(signal.SIGCONT)
         inst.stop()
+    elif restart:
+        t.check_eq(killed.wait(60), -signal.SIGKILL, "swordd's exit status after SIGKILL")
+        inst.stop()
+        new_log = inst.sw.stdout() + inst.sw.stderr()
+        adopted = re.search(r"adopted after a fail-over bypass.*", new_log)
+        marks["adopted"] = bool(adopted)
+        t.log("restart: %s; ports up %.0f ms after the restart began" % (
+            adopted.group(0) if adopted else None, marks["up_after_restart"] * 1000))
     else:
         rc = inst.sw.wait(60)
         t.check_eq(rc, 0 if sig == signal.SIGTERM else -signal.SIGKILL,
@@ -219,13 +239,13 @@ def failover(a):
         if sig == signal.SIGTERM:
             inst.stats = t.read_stats_json(inst.stats_json)
     st = inst.stats or {}
-    early = re.findall(r"swordd guardian: .*", inst.sw.stderr()[:marks["log_at_sig"]])
+    early = re.findall(r"swordd guardian: .*", killed.stderr()[:marks["log_at_sig"]])
     if early:
         # a stall of guard_ms before the signal (this machine's 2 CPUs are
         # shared): the guardian did its job, but the timing below is then
         # not the signal's
         t.log("guardian acted before the signal: %r" % early)
-    log = inst.sw.stdout() + inst.sw.stderr()
+    log = killed.stdout() + killed.stderr()
     for line in re.findall(r".*(?:link (?:up|down)|guardian).*", log):
         t.log("swordd: " + line)
     if sig == signal.SIGTERM:
@@ -247,7 +267,8 @@ def failover(a):
         t.log("after the bypass: bypass_forgets %r, bypass_dropped %r, bypass_kept %r" % (
             st.get("bypass_forgets"), st.get("bypass_dropped"), st.get("bypass_kept")))
     t_sig = marks["t_sig"]
-    resume = resume_time(t_sig, marks.get("t_cont", float("inf")), at_server.stop(),
+    resume = resume_time(t_sig, marks.get("t_cont", marks.get("t_restart", float("inf"))),
+                         at_server.stop(),
                          from_sword.stop())
     t.check(resume is not None and resume < 10, "no frame reached the server around "
             "swordd within 10 s of SIG%s: %r" % (a.signal, resume))
@@ -262,7 +283,8 @@ def failover(a):
     before = [progress_ops(c["_log"], marks["sig"]) for c in cjs]
     after = [c["ops"] - b for c, b in zip(cjs, before)]
     sw_to_server = sword_to_server(rack, inst, srv.ip)
-    rewritten = st.get("rewritten", marks.get("rewritten"))
+    # (a restarted swordd counts from 0: the killed one's count then)
+    rewritten = marks.get("rewritten") if restart else st.get("rewritten", marks.get("rewritten"))
     t.log("fail-over: SIG%s at t=%.1fs, its ports down in OVS at t=%.1fs; "
           "clients' ops before the signal %r, after %r; retries %r, retransmitted "
           "packets %r, timeouts %r, violations %r, QP errors %r, exit codes %r" % (
@@ -276,6 +298,10 @@ def failover(a):
               sjs["records"][:LOCKS], sjs["lock_words"][:LOCKS]))
     t.check(sjs["rx_frames"] > sw_to_server,
             "the server received nothing past swordd after the fail-over")
+    if "sw_to_server_at_restart" in marks:
+        t.check(sw_to_server > marks["sw_to_server_at_restart"],
+                "the restarted swordd forwarded nothing to the server (%d frames before)"
+                % marks["sw_to_server_at_restart"])
     if "sw_to_server_at_cont" in marks:
         t.check(sw_to_server > marks["sw_to_server_at_cont"],
                 "swordd forwarded nothing to the server after SIGCONT (%d frames before)"
@@ -298,6 +324,13 @@ def failover(a):
             # (before they were kept: 4 QPs lost in 1 of 6 runs)
             t.check_eq([c["qp_errors"] for c in cjs], [0] * len(cjs),
                        "QP errors after a bypassed hang")
+        if a.max_qp_errors >= 0:
+            t.check(sum(c["qp_errors"] for c in cjs) <= a.max_qp_errors,
+                    "QP errors %r, more than %d" % ([c["qp_errors"] for c in cjs],
+                                                   a.max_qp_errors))
+    if restart:
+        # (checked last: what the clients saw is logged above either way)
+        t.check(marks["adopted"], "the restarted swordd did not adopt the killed one's tables")
     tor.check_no_mac_on_sword(rack)
     # the bypass carries the other traffic too, exactly once
     tor.check_non_roce_once(rack)
@@ -429,6 +462,12 @@ def body():
                     help="what swordd gets mid-load with --failover")
     ap.add_argument("--cont-after", type=float, default=0,
                     help="--signal STOP: SIGCONT this many seconds later (0: after the run)")
+    ap.add_argument("--restart-after", type=float, default=0,
+                    help="--signal KILL: start swordd again (with --state) this many "
+                         "seconds after its ports went down (0: never)")
+    ap.add_argument("--max-qp-errors", type=int, default=-1,
+                    help="with acceleration: fail if the clients lose more QPs (-1: "
+                         "log only)")
     a, _ = ap.parse_known_args()
     if a.failover:
         return failover(a)

@@ -234,8 +234,11 @@ class Host:
 class Instance:
     """One swordd in its own netns on one or two veth ports of the bridge."""
 
-    def __init__(self, rack, k, servers, mode, accel, failover=False):
+    def __init__(self, rack, k, servers, mode, accel, failover=False, state=False):
         tg = t.tag()
+        self.rack_d = rack.d
+        self.ovs_dpdk = rack.ovs_dpdk
+        self.previous = []   # the instances restart() replaced
         self.k = k
         self.mode = mode
         self.servers = servers
@@ -268,13 +271,28 @@ class Instance:
                 mode=mode, server_port="server = 1\n" if mode == "two-port" else "",
                 accel="on" if accel else "off", bypass="on" if failover else "off",
                 servers="".join(SERVER_SECTION.format(i=h.index, ip=h.ip) for h in servers)))
-        self.stats_json = os.path.join(rack.d, "swordd%d-stats.json" % k)
-        self.sw = t.Swordd(vdevs,
-                           ["-c", self.conf, "--stats-json", self.stats_json],
-                           eal_extra=["-l", "0-1"], name="sw%d" % k, workdir=rack.d)
-        if not rack.ovs_dpdk:
-            self.sw.cmd = t.in_ns(self.ns, self.sw.cmd)
+        self.vdevs = vdevs
+        # --state: the tables in a segment a restarted swordd adopts
+        self.state_args = ["--state", os.path.join(rack.d, "sw%d-state" % k)] if state else []
+        self.sw = self._swordd("sw%d" % k, "swordd%d-stats.json" % k)
         self.stats = None
+
+    def _swordd(self, name, stats):
+        self.stats_json = os.path.join(self.rack_d, stats)
+        sw = t.Swordd(self.vdevs,
+                      ["-c", self.conf, "--stats-json", self.stats_json] + self.state_args,
+                      eal_extra=["-l", "0-1"], name=name, workdir=self.rack_d)
+        if not self.ovs_dpdk:
+            sw.cmd = t.in_ns(self.ns, sw.cmd)
+        return sw
+
+    def restart(self):
+        """A new swordd on the same ports, config and state segment, as
+        systemd's Restart= starts one after a crash."""
+        self.previous.append(self.sw)
+        n = len(self.previous)
+        self.sw = self._swordd("sw%dr%d" % (self.k, n), "swordd%d-stats-%d.json" % (self.k, n))
+        self.start()
 
     def start(self):
         self.sw.start()
@@ -304,7 +322,7 @@ class Rack:
     instances; owners[i] = instance owning server i."""
 
     def __init__(self, mode="two-port", n_servers=1, owners=(0,), accel=True, failover=False,
-                 ovs_dpdk=False, listed="all"):
+                 ovs_dpdk=False, listed="all", state=False):
         """listed: the hosts sword-openflow gets as --host IP=PORT: "all",
         "servers" or "none" (the rest is learned by the switch)."""
         self.d = t.tmpdir()
@@ -326,7 +344,7 @@ class Rack:
         self.instances = []
         for k in range(max(owners) + 1):
             owned = [s for i, s in enumerate(self.servers) if owners[i] == k]
-            self.instances.append(Instance(self, k, owned, mode, accel, failover))
+            self.instances.append(Instance(self, k, owned, mode, accel, failover, state))
         for inst in self.instances:
             inst.start()
         self.load_flows(failover)
