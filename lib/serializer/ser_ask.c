@@ -236,6 +236,24 @@ ask_set(struct ser_conn *sc, const struct rc_conn *c, uint32_t psn)
 	return true;
 }
 
+/*
+ * May an ask go at una?  Only once this life's una is known: a response of
+ * it covered what lies before, or the life began there (the RDMA CM said
+ * where; a new life of the QPs out of band told apart after its client
+ * resent the connection's first request, ser_req.c life_began_at_first).
+ * A life met or told apart at some later PSN (a new life whose first
+ * copies swordd did not see again before one differed; a connection first
+ * seen mid-life) may have requests before it that never ran: an ask there
+ * would acknowledge them (closed fuzzer newlife-told-midway-ask: a WRITE
+ * dropped at the gate, acknowledged by the asks for a later PSN).  The ask
+ * then waits for the server's next answer (ser_ask_due).
+ */
+static bool
+una_known(const struct rc_conn *c, const struct ser_conn *sc)
+{
+	return sc->una_known || (c->by_cm && c->una == c->initial_psn);
+}
+
 void
 ser_ask_arm(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	    const uint8_t *f, const struct roce_pkt *p)
@@ -245,7 +263,7 @@ ser_ask_arm(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 			ask_poke(s, c, sc, f, p);
 		return;
 	}
-	if (ask_set(sc, c, p->psn) && c->una == p->psn)
+	if (ask_set(sc, c, p->psn) && c->una == p->psn && una_known(c, sc))
 		ask_build_mirrored(s, c, sc, f, p);
 }
 
@@ -291,7 +309,7 @@ ser_ask_due(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	if (roce_psn_diff(c->una, sc->ask_psn) > 0) {
 		sc->ask = 0;     /* answered: the client resent it on its own */
 		sc->ask_n = 0;
-	} else if (c->una == sc->ask_psn) {
+	} else if (c->una == sc->ask_psn && una_known(c, sc)) {
 		ask_build(s, sc, f, p);
 	}
 }

@@ -56,6 +56,7 @@ struct ser_fn {
 	X(write_gated_drop) X(replay_zeroed) X(replay_redecided)              \
 	X(probe_asked) X(probe_lacked) X(replay_probed)                       \
 	X(replay_ran) X(probe_cover_held) X(start_quiet_drop) X(given_up_met) \
+	X(copy_holds)                                                        \
 	X(asked_back) X(poked) X(nak_beyond_dropped) X(ask_failed)
 
 #define NAME(f) "atomic_" #f,

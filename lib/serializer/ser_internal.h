@@ -186,6 +186,11 @@ struct ser_conn {
 	uint8_t untracked;    /* unpaired and ambiguous: its answers may never
 	                       * be seen, so its ops hold words by time (S7) */
 	uint32_t nodecide_until; /* ... until the server has answered up to here */
+	/* the client resent a request the server had answered (ser_req.c
+	 * copy_of_answered): decide nothing until an answer that came after
+	 * it covers copy_hold_psn */
+	uint8_t copy_hold;
+	uint32_t copy_hold_psn;
 	uint32_t read_psn;    /* last READ's PSN */
 	uint32_t read_maxend; /* last READ: first PSN after its longest possible span */
 	/* ser_ask.c: a dropped request the client is to be asked to resend */
@@ -194,6 +199,11 @@ struct ser_conn {
 	uint32_t cl_msn_psn;  /* the PSN it came at (a NAK's: the one before) */
 	uint8_t cl_msn_set;
 	uint8_t ask;          /* an ask is due once una reaches ask_psn */
+	/* una is known to hold for this life: a response of it covered the
+	 * PSNs before (or the life began there: CM, life_began_at_first).
+	 * An ask acknowledges every PSN before its own, so none goes before
+	 * (ser_ask.c) */
+	uint8_t una_known;
 	uint8_t ask_n;        /* asks at ask_psn so far (the timer grows) */
 	/* a request before the first PSN swordd saw of this connection (met
 	 * mid-life) was dropped: nothing says its server got it, and an ask

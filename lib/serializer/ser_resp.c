@@ -271,6 +271,7 @@ walk_cut(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint32_t from,
 	}
 	if (roce_psn_diff(c->una, sc->walk_from) > 0)
 		c->una = sc->walk_from;
+	sc->una_known = 1;   /* r covered what lies before walk_from */
 	return SER_DROP;
 }
 
@@ -372,6 +373,7 @@ next:
 	sc->walk_from = roce_psn_add(r->upto, 1);
 	if (roce_psn_diff(sc->walk_from, c->una) > 0)
 		c->una = sc->walk_from;
+	sc->una_known = 1;   /* r covered every PSN before una */
 	return SER_FORWARD;
 }
 
@@ -596,6 +598,12 @@ on_response(struct ser *s, uint8_t *f, uint32_t *len, uint32_t cap,
 	if (!s->prm.no_poke)
 		probe_answer(s, sc, p, &r);
 	r.fresh = roce_psn_diff(r.P, c->una) >= 0;
+	/* an answer after a copy of an answered request, covering all the
+	 * client had sent: the server's QP is in step (ser_req.c
+	 * copy_of_answered) */
+	if (sc->copy_hold && r.ack_point && r.kind == ROCE_AETH_ACK &&
+	    roce_psn_diff(r.upto, sc->copy_hold_psn) >= 0)
+		sc->copy_hold = 0;
 	resp_learn_msn(sc, c, p, &r);
 	v = resp_walk(s, c, sc, f, p, &r, now, emit, emit_cap, n_emit);
 	if (v != SER_DROP && r.sp != NULL)

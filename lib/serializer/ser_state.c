@@ -33,7 +33,7 @@
 
 /* Bump when a structure in the block changes meaning without changing
  * size (a size change changes the shape by itself). */
-#define SER_STATE_LAYOUT 5
+#define SER_STATE_LAYOUT 6
 
 #define STATE_ALIGN(x) (((x) + 63) & ~(size_t)63)
 

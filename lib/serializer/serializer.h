@@ -235,6 +235,10 @@ struct ser_counters {
 	uint64_t start_quiet_drop;  /* op on a lock word dropped (asked back) in the start quiet */
 	uint64_t given_up_met;      /* a connection a torn restart gave up, met again behind
 	                             * what it had sent: nothing decided until answered past it */
+	uint64_t copy_holds;        /* a client resent a request the server had
+	                             * answered: nothing of its connection decided
+	                             * until the server answers after it (ser_req.c
+	                             * copy_of_answered) */
 	uint64_t asked_back;        /* RNR NAKs asking a client to resend a dropped request */
 	uint64_t poked;             /* the same for an unpaired client, through its server */
 	uint64_t nak_beyond_dropped; /* a poked client's sequence-error NAK past every
