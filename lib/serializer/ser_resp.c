@@ -277,26 +277,37 @@ walk_cut(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint32_t from,
 
 /*
  * A probed copy of a decision (ser_req.c replay_probe) covered by response
- * r: is r no proof that the server's QP ran the recorded WRITE?  Only a
- * plain ACK can be one: a READ response or ATOMIC ACK covering it may be
- * a new QP's answer to a request the new life repeated at its old PSN
- * (closed fuzzer state-probe-covered-by-next-atomic).  With remapping off,
- * not once the atomic has gone to the server (PROBE_SENT): a plain ACK
- * covering it then may follow the QP's ATOMIC ACK lost on the way
- * (state-probe-newqp-atomic-ack-lost), and before that no QP but the one
- * that ran the WRITE has the PSN.  With remapping on the atomic goes at
- * once, and only an ACK beyond what the connection had sent at the probe
- * (probe_hi) is surely not the old QP's (state-probe-covered-newlife).
+ * r: is r no proof that the server's QP ran the recorded WRITE?  With
+ * remapping off, nothing is once the atomic has gone to the server
+ * (PROBE_SENT): a plain ACK covering it then may follow the QP's ATOMIC
+ * ACK lost on the way (state-probe-newqp-atomic-ack-lost), and a READ
+ * response or ATOMIC ACK may be a new QP's answer to a request the new
+ * life repeated at its old PSN (closed fuzzer state-probe-covered-by-
+ * next-atomic).  Before that, any answer covering it is (below).  With
+ * remapping on the atomic goes at once, and only a plain ACK beyond what
+ * the connection had sent at the probe (probe_hi) is surely not the old
+ * QP's (state-probe-covered-newlife).
  */
 static bool
 probe_held(const struct ser *s, const struct ser_stub *st, const struct roce_pkt *p,
 	   const struct resp *r)
 {
-	if (p->opcode != ROCE_RC_ACKNOWLEDGE || r->kind != ROCE_AETH_ACK)
-		return true;
 	if (s->prm.no_poke)
-		return roce_psn_diff(r->upto, st->probe_hi) > 0;
-	return st->probe_step == PROBE_SENT;
+		return p->opcode != ROCE_RC_ACKNOWLEDGE || r->kind != ROCE_AETH_ACK ||
+		       roce_psn_diff(r->upto, st->probe_hi) > 0;
+	/* Before the atomic goes (PROBE_ASK, PROBE_LACKS) no QP has the
+	 * probed PSN but one that took it as the recorded WRITE: the copies
+	 * are dropped, and an earlier probe's atomic was answered before
+	 * this one began (own_atomic_ack ends it).  So any answer covering
+	 * it, an ATOMIC ACK or READ response at a later PSN too, says what
+	 * the duplicate WRITE's ACK would: held so, a client that had its
+	 * answer from the first copy, whose question was lost, never resent
+	 * the probed PSN, and the server's answers to its next request were
+	 * held for good (CI's e2e-soak-short, test_conn
+	 * t_probe_question_lost_next_answered: the QP ran out of retries). */
+	if (st->probe_step != PROBE_SENT)
+		return r->kind != ROCE_AETH_ACK;
+	return true;
 }
 
 /*

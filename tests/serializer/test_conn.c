@@ -628,6 +628,61 @@ START_TEST(t_grant_answer_lost_word_taken)
 }
 END_TEST
 
+START_TEST(t_probe_question_lost_next_answered)
+{
+	/* CI's e2e-soak-short (2026-11-29): client 0's CAS at P is decided
+	 * here; client 1's CAS then takes the word.  Client 0's timer fires
+	 * while its answer is on the way: the copy is probed, asked with a
+	 * duplicate WRITE (PROBE_ASK), and the answer then reaches client
+	 * 0.  The question is lost.  Client 0 goes on with a CAS at P+1,
+	 * which the server runs and answers; that ATOMIC ACK covers P too,
+	 * and was held back there for good (probe_cover_held): client 0 has
+	 * its answer for P and never resends it, so nothing asked again,
+	 * and its QP ran out of retries at P+1. */
+	struct sim s;
+	uint32_t psn;
+
+	init(&s, 2, 0, false, "conn-probe-question-lost");
+	learn(&s, 0, lock_va(3));
+	post_read(&s, 1);                          /* pairs client 1 */
+	sim_flow(&s, 1000);
+	psn = s.cl[0].next_psn;
+	post_cas(&s, 0, lock_va(3), 1, 0);
+	while (s.q[Q_C2S].n || s.q[Q_S2M].n || s.q[Q_M2S].n) {
+		for (int q = Q_C2S; q <= Q_M2S; q++)
+			if (s.q[q].n)
+				sim_deliver(&s, q, 0);
+	}
+	ck_assert_uint_eq(s.q[Q_S2C].n, 1);        /* client 0's answer, held */
+	post_cas(&s, 1, lock_va(3), 4, 1);         /* client 1 takes the word */
+	while (s.q[Q_C2S].n || s.q[Q_S2M].n || s.q[Q_M2S].n || s.q[Q_S2C].n > 1) {
+		for (int q = Q_C2S; q <= Q_M2S; q++)
+			if (s.q[q].n)
+				sim_deliver(&s, q, 0);
+		if (s.q[Q_S2C].n > 1)
+			sim_deliver(&s, Q_S2C, 1);
+	}
+	ck_assert_uint_eq(rm_client_outstanding(&s.cl[1]), 0);
+	rm_client_timeout(&s.cl[0], &s.q[Q_C2S]);  /* client 0 resends P */
+	ck_assert(sim_deliver(&s, Q_C2S, 0));      /* probed: asked */
+	ck_assert_uint_eq(C(&s)->probe_asked, 1);
+	ck_assert_uint_eq(s.q[Q_S2M].n, 1);
+	ck_assert(sim_drop(&s, Q_S2M, 0));         /* the question, lost */
+	ck_assert(sim_deliver(&s, Q_S2C, 0));      /* P's answer arrives */
+	ck_assert_uint_eq(rm_client_outstanding(&s.cl[0]), 0);
+	post_cas(&s, 0, lock_va(3), 1, 0);         /* P+1 */
+	finish(&s);
+	ck_assert_msg(s.cl[0].ops[psn % RM_WIN].psn == psn &&
+		      s.cl[0].ops[psn % RM_WIN].result == 0,
+		      "client 0's CAS at P ran (0 -> 1) but it was told orig %#llx",
+		      (unsigned long long)s.cl[0].ops[psn % RM_WIN].result);
+	ck_assert_uint_eq(s.cl[0].ops[(psn + 1) % RM_WIN].result, 4);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(3)), 4);
+	ASSERT_VALID(&s);
+	sim_free(&s);
+}
+END_TEST
+
 START_TEST(t_dup_write_ack_at_real_atomic)
 {
 	/* A WRITE, then a CAS on a word swordd does not know (passed real).
@@ -2303,6 +2358,7 @@ conn_suite(void)
 	tcase_add_loop_test(tc, t_gated_drop_asks_back, 0, 4);
 	tcase_add_test(tc, t_poke_nak_after_resend);
 	tcase_add_test(tc, t_grant_answer_lost_word_taken);
+	tcase_add_test(tc, t_probe_question_lost_next_answered);
 	tcase_add_test(tc, t_ask_msn_never_back);
 	tcase_add_test(tc, t_dup_write_ack_at_real_atomic);
 	tcase_add_test(tc, t_s5_read_span_overestimated);
