@@ -130,8 +130,13 @@ def body():
     def watch(procs):
         """While the clients run: swordd's counters (telemetry) and the
         host's load every --sample-s, so that a stall can be told apart:
-        swordd forwarding nothing (its rx still) or the machine starved."""
-        while any(p.p.poll() is None for p in procs):
+        swordd forwarding nothing (its rx still) or the machine starved.
+        Until --client-timeout at most: then e2e.run's wait fails the
+        run with what the clients printed (a watch for as long as a
+        client lives outlasted meson's timeout with nothing said)."""
+        deadline = time.monotonic() + a.client_timeout
+        while (any(p.p.poll() is None for p in procs) and
+               time.monotonic() < deadline):
             smp = {"t": round(time.monotonic() - t0, 1)}
             with open("/proc/loadavg") as f:
                 smp["load1"] = float(f.read().split()[0])
@@ -142,7 +147,8 @@ def body():
                 smp["error"] = str(e)[:100]
             samples.append(smp)
             end = time.monotonic() + a.sample_s
-            while time.monotonic() < end and any(p.p.poll() is None for p in procs):
+            while (time.monotonic() < min(end, deadline) and
+                   any(p.p.poll() is None for p in procs)):
                 time.sleep(0.2)
 
     topo = e2e.Topology("swordd", accel=True, pcap=False, remap=a.remap, lanes=a.lanes)
