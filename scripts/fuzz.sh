@@ -105,9 +105,11 @@ run_one() { # name -> writes $work/name.log, $work/name.rc
 	serializer|remap|clover) args+=(-max_len=1026) ;;
 	# a config byte and 128 steps of 4
 	closed) args+=(-max_len=513)
-		# the closed loop's regressions (fixed findings), judged;
+		# the closed loop's regressions (fixed findings), judged, and
+		# its liveness too (O5: stuck with swordd, quiescent without;
+		# every input of the corpus passes it, campaigns count it);
 		# fuzzing it finds open ones within minutes
-		[ "$short" -eq 1 ] && args+=(-runs=0) ;;
+		[ "$short" -eq 1 ] && args+=(-runs=0) && export FUZZ_CLOSED_LIVE=1 ;;
 	esac
 	[ -f "$top/tests/fuzz/$name.dict" ] && args+=(-dict="$top/tests/fuzz/$name.dict")
 	"$bin" "${args[@]}" "$corpus" "$seeds" >"$work/$name.log" 2>&1

@@ -257,13 +257,20 @@ out_of_window(struct ser *s, const struct req_class *rc)
 /* Another domain's blind write is pending on a word this write touches:
  * it could land after this one and erase it (S7). */
 static bool
-write_gated(struct ser *s, const struct req_class *rc, const struct ser_who *who)
+write_gated(struct ser *s, const struct req_class *rc, const struct ser_who *who,
+	    uint64_t now)
 {
-	for (uint32_t i = 0; rc->word != SER_NO_WORD && i < rc->nwords; i++)
+	for (uint32_t i = 0; rc->word != SER_NO_WORD && i < rc->nwords; i++) {
+		/* a write whose ACK never comes (its QP gone) gates for
+		 * pending_expire, not for good: nothing else may come to
+		 * expire it (closed fuzzer O5: a client's WRITE dropped and
+		 * asked back 64,280 times over 20 s) */
+		ser_word_expire_pending(s, rc->word + i, now);
 		if (ser_word_foreign_pending(s, rc->word + i, who)) {
 			s->c.write_gated_drop++;
 			return true;
 		}
+	}
 	return false;
 }
 
@@ -386,16 +393,19 @@ replay_rewritten(struct ser *s, struct ser_conn *sc, struct ser_stub *st,
  */
 static enum ser_verdict
 replay_unmodelled(struct ser *s, struct ser_conn *sc, struct ser_stub *st,
-		  uint8_t *f, struct roce_pkt *p)
+		  uint8_t *f, struct roce_pkt *p, uint64_t now)
 {
 	const bool one_op = st->kind == ST_REAL || st->nwords == 1;
 	const struct ser_op none = { 0 };
 
 	if (!(st->flags & SF_BUSY)) {
-		for (uint32_t i = 0; i < st->nwords; i++)
+		for (uint32_t i = 0; i < st->nwords; i++) {
+			/* (a write that never lands gates no copy for good) */
+			ser_word_expire_pending(s, st->word + i, now);
 			if (!ser_word_replay_allowed(s, st->word + i, one_op ? &st->op : &none,
 						     sc->inc))
 				return drop(s);
+		}
 		for (uint32_t i = 0; i < st->nwords; i++)
 			ser_word_replay_take(s, st->word + i);
 		st->flags |= SF_BUSY;
@@ -711,14 +721,14 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	}
 	case ST_REAL:
 		if (retired && (st->flags & SF_ANSWERED))
-			return replay_unmodelled(s, sc, st, f, p);
+			return replay_unmodelled(s, sc, st, f, p, now);
 		if (!rehold_untracked(s, st, now))
 			return drop(s);
 		s->c.dup_replayed++;
 		return SER_FORWARD;
 	case ST_WRITE:
 		if (retired && !(st->flags & SF_PENDING))
-			return replay_unmodelled(s, sc, st, f, p);
+			return replay_unmodelled(s, sc, st, f, p, now);
 		if (!rehold_untracked(s, st, now))
 			return drop(s);
 		return restore_ackreq(s, st, f, p);
@@ -797,7 +807,7 @@ req_behind(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	if ((st->kind != ST_EMPTY && roce_psn_diff(st->psn, c->una) >= 0) ||
 	    (!rc->atomic && !rc->single_write))
 		return out_of_window(s, rc);
-	if (!rc->atomic && write_gated(s, rc, &who))
+	if (!rc->atomic && write_gated(s, rc, &who, now))
 		return drop(s);
 	if (!c->paired && sc->untracked) {
 		if (!hold_words(s, rc, now))
@@ -1101,7 +1111,7 @@ req_fresh(struct ser *s, struct rc_conn *c, struct ser_conn *sc, uint8_t *f,
 	enum ser_verdict v = SER_FORWARD;
 	uint32_t npsn;
 
-	if (start_quiet(s, rc, now) || (!rc->atomic && write_gated(s, rc, &who)))
+	if (start_quiet(s, rc, now) || (!rc->atomic && write_gated(s, rc, &who, now)))
 		return drop(s);
 	npsn = (oi->flags & ROCE_F_READ) ? roce_req_psns(f, p, s->prm.pmtu) : 1;
 	if (npsn == 0 || npsn > s->prm.ring_size)

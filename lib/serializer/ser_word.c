@@ -846,6 +846,12 @@ ser_word_untracked(struct ser *s, uint32_t wi, const struct ser_op *op,
 {
 	struct ser_word *w = &s->words[wi];
 
+	/* a pending write whose ACK never comes (its QP gone) is given up
+	 * here too: else an op no one decides waited on it for good, when
+	 * no decision on the word came to expire it (closed fuzzer O5,
+	 * accel-cas-answer-never-held-367b05: a re-created client's CAS
+	 * dropped 1,616 times over 20 s) */
+	pending_expire(s, w, now);
 	if (!may_pass_unowned(w, op, owner))
 		return false;
 	/* S7: its effect is invisible; relearn once it must have run */

@@ -75,6 +75,10 @@
  *     quiescence without a restart or re-creation, I5 (sim_check_shadow:
  *     a re-creation loses frames in flight, and a rewritten WRITE lost
  *     so is given up only after pending_expire, never in the sim).
+ *  O5 liveness against pass-through (live_check): a run still not quiet
+ *     after 200 rounds of timers with swordd's time bounds in force must
+ *     stay stuck without swordd too (FUZZ_CLOSED_LIVE=1 judges it, as the
+ *     CI's corpus replay does; open findings in findings/closed).
  *
  * Not judged (documented limits; counted, printed with FUZZ_CLOSED_STATS):
  *  - a client whose QP got a fatal NAK (remote access / operational error:
@@ -171,6 +175,7 @@ static struct {
 	int ncl, cfg;
 	bool remap, accel, restarted, recreated, overflow;
 	bool state;             /* config bit 7, acceleration alone: a state block */
+	bool passthrough;       /* O5's baseline: the same script, no swordd */
 	bool quiet;             /* sim_run quiesced (judge) */
 	int life[SIM_MAX_CL];
 	struct life lives[SIM_MAX_CL][MAXLIFE];
@@ -184,7 +189,8 @@ static struct {
 /* outcomes not judged, for FUZZ_CLOSED_STATS */
 static uint64_t st_judged, st_runs, st_qp_error, st_piped, st_remap_same, st_unquiet, st_overflow,
 	st_msn_ahead, st_i5_inflight, st_owner_i2, st_out_of_contract, st_dead_grant,
-	st_gate_landed, st_cut_before_landing;
+	st_gate_landed, st_cut_before_landing, st_live_slow, st_live_both_stuck,
+	st_live_probe_sent, st_live_stuck;
 
 /* FUZZ_CLOSED_ALL=1: the open findings' filters off */
 static bool
@@ -219,6 +225,8 @@ value(int cl, uint8_t v)
 	return (v & 0x80) ? (uint64_t)cl + 1 : (uint64_t)(v & 7);
 }
 
+static void trace(void);
+
 __attribute__((noreturn, format(printf, 1, 2))) static void
 violation(const char *fmt, ...)
 {
@@ -229,7 +237,14 @@ violation(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	/* FUZZ_CLOSED_TRACE: every op of every life and every execution */
+	trace();
+	abort();
+}
+
+/* FUZZ_CLOSED_TRACE: every op of every life and every execution */
+static void
+trace(void)
+{
 	if (getenv("FUZZ_CLOSED_TRACE")) {
 		for (int i = 0; i < Z.ncl; i++)
 			for (int l = 0; l <= Z.life[i]; l++)
@@ -290,7 +305,6 @@ violation(const char *fmt, ...)
 		pcap_dump_flush(Z.s.pd_in);
 	if (Z.s.pd_out)
 		pcap_dump_flush(Z.s.pd_out);
-	abort();
 }
 
 /* The client (and its PSN) a request executed at the server came from:
@@ -526,8 +540,8 @@ setup(uint8_t cfg)
 	}
 	Z.cfg = cfg;
 	Z.ncl = ncl[(cfg >> 3) & 3];
-	Z.accel = mode == 0 || mode == 3;
-	Z.remap = mode != 0;
+	Z.accel = !Z.passthrough && (mode == 0 || mode == 3);
+	Z.remap = !Z.passthrough && mode != 0;
 	if (Z.remap)
 		o.lanes = mode == 1 ? 1 : mode == 2 ? 2 : (cfg & 4) ? 2 : 1;
 	if (cfg & 0x20) {
@@ -537,12 +551,12 @@ setup(uint8_t cfg)
 	/* FUZZ_CLOSED_PCAP=NAME: what swordd received and emitted, in
 	 * $SER_OUT_DIR/NAME-{in,out}.pcap (to read a reproducer) */
 	if (sim_init_ex(&Z.s, Z.ncl, Z.accel, (cfg & 0x40) != 0,
-			getenv("FUZZ_CLOSED_PCAP"), &o))
+			Z.passthrough ? NULL : getenv("FUZZ_CLOSED_PCAP"), &o))
 		return -1;
 	Z.s.filter = note_reached;
 	/* the serializer in a state block (swordd --state): a restart
 	 * adopts it instead of starting empty */
-	Z.state = (cfg & 0x80) && mode == 0;
+	Z.state = (cfg & 0x80) && mode == 0 && !Z.passthrough;
 	if (Z.state) {
 		static void *block;
 		static size_t block_len;
@@ -1292,7 +1306,9 @@ stats(void)
 			"not judged: qp_error %llu piped %llu "
 			"remap_same %llu overflow %llu read_msn_ahead %llu i5_inflight %llu "
 			"owner_i2 %llu out_of_contract %llu dead_grant %llu gate_landed %llu "
-			"cut_before_landing %llu; not quiescent %llu\n",
+			"cut_before_landing %llu; not quiescent %llu (O5: slow %llu, "
+			"stuck without swordd too %llu, probe atomic unanswered %llu, "
+			"stuck with swordd alone %llu)\n",
 			(unsigned long long)st_runs, (unsigned long long)st_judged,
 			(unsigned long long)st_qp_error,
 			(unsigned long long)st_piped, (unsigned long long)st_remap_same,
@@ -1301,13 +1317,132 @@ stats(void)
 			(unsigned long long)st_out_of_contract, (unsigned long long)st_dead_grant,
 			(unsigned long long)st_gate_landed,
 			(unsigned long long)st_cut_before_landing,
-			(unsigned long long)st_unquiet);
+			(unsigned long long)st_unquiet, (unsigned long long)st_live_slow,
+			(unsigned long long)st_live_both_stuck,
+			(unsigned long long)st_live_probe_sent,
+			(unsigned long long)st_live_stuck);
+}
+
+/*
+ * O5 (I9 for liveness): a run that swordd leaves stuck (not quiescent
+ * after 200 rounds of the clients' timers, where the judges give up after
+ * 16) must be stuck without swordd too: the same script with no swordd in
+ * the path (the clients, the server and the scripted link faults; frames
+ * swordd would have emitted or dropped are not there, so a scripted fault
+ * may hit another frame).  A client stuck for good is a QP that runs out
+ * of retries: CI's e2e-soak-short, 2026-11-29, a CAS whose answers a probe
+ * held back forever (ser_resp.c probe_held).  Not judged: runs with a
+ * restart (answers the old instance owed are lost by design, README
+ * "Restart"), a fatal NAK (a QP in error by design), and runs out of
+ * remapping's contract (judge()).
+ */
+static bool
+live_judged(void)
+{
+	struct sim *s = &Z.s;
+
+	if (Z.restarted || Z.overflow || remap_same_recreated() ||
+	    (Z.remap && remap_recreated()))
+		return false;
+	for (int i = 0; i < Z.ncl; i++)
+		for (uint32_t k = 0; k < s->cl[i].errors && k < RM_ERRS; k++)
+			if (strstr(s->cl[i].err[k], "NAK code"))
+				return false;
+	return true;
+}
+
+/* Is a copy probed with its atomic sent still waiting on its ATOMIC ACK?
+ * Documented (lib/serializer README, "What is still not told apart"): an
+ * old QP that answered the probe's question before the recorded WRITE,
+ * delayed on the way, reached it takes the atomic for a duplicate and
+ * never answers it; plain ACKs cannot end the probe (a new QP's ATOMIC
+ * ACK may have been lost).  Its client runs out of retries. */
+static bool
+probe_sent_waiting(void)
+{
+	struct ser *ser = Z.s.ser;
+
+	if (ser == NULL)
+		return false;
+	for (uint32_t i = 0; i < ser->prm.max_conns; i++)
+		for (uint32_t k = 0; k < ser->prm.ring_size; k++) {
+			const struct ser_stub *st = &ser->stubs[(size_t)i * ser->prm.ring_size + k];
+
+			if (st->kind == ST_REWRITTEN && (st->flags & SF_PROBE) &&
+			    st->probe_step == PROBE_SENT)
+				return true;
+		}
+	return false;
+}
+
+static void
+live_check(uint8_t cfg, const uint8_t *data, size_t size)
+{
+	char stuck[256] = "";
+	size_t o = 0;
+	bool base_quiet;
+
+	/* swordd's time bounds (conf/swordd.conf: pending_expire_ms 2000,
+	 * learn_holdoff_ms 1000), which the judged run leaves off (its I5
+	 * at quiescence wants a lost rewritten WRITE never given up): the 200
+	 * rounds are 20 s of the sim's time, a client's retry budget */
+	if (Z.s.ser) {
+		Z.s.ser->prm.pending_expire_tsc = 2000000;
+		if (Z.s.ser->orphan_tsc < 2000000)
+			Z.s.ser->orphan_tsc = 2000000;
+	}
+	if (sim_run(&Z.s, 400000, 200)) {
+		st_live_slow++;
+		return;
+	}
+	if (probe_sent_waiting() && !all_findings()) {
+		st_live_probe_sent++;
+		return;
+	}
+	for (int i = 0; i < Z.ncl && o < sizeof(stuck) - 64; i++)
+		if (rm_client_outstanding(&Z.s.cl[i]))
+			o += (size_t)snprintf(stuck + o, sizeof(stuck) - o,
+					      " client %d: %u outstanding from PSN %u;", i,
+					      rm_client_outstanding(&Z.s.cl[i]), Z.s.cl[i].oldest);
+	if (getenv("FUZZ_CLOSED_TRACE")) {
+		fprintf(stderr, "fuzz_closed: O5: the run with swordd, stuck:%s\n", stuck);
+		for (int i = 0; i < Z.ncl; i++)
+			for (uint32_t k = 0; k < Z.s.cl[i].errors && k < RM_ERRS; k++)
+				fprintf(stderr, "  client %d error: %s\n", i, Z.s.cl[i].err[k]);
+		trace();
+		fprintf(stderr, "fuzz_closed: O5: the same script without swordd:\n");
+	}
+	sim_free(&Z.s);
+	Z.passthrough = true;
+	if (setup(cfg)) {
+		fprintf(stderr, "fuzz_closed: sim_init failed\n");
+		abort();
+	}
+	for (size_t off = 1; off + 4 <= size; off += 4)
+		step(data + off);
+	base_quiet = sim_run(&Z.s, 50000, 16);
+	Z.passthrough = false;
+	if (!base_quiet) {
+		st_live_both_stuck++;
+		return;
+	}
+	/* open findings of this class (findings/closed/README.md, O5):
+	 * judged with FUZZ_CLOSED_LIVE=1 (the CI's replay of the corpus,
+	 * scripts/fuzz.sh --short) or FUZZ_CLOSED_ALL=1, counted otherwise
+	 * so a campaign goes on past them */
+	if (!getenv("FUZZ_CLOSED_LIVE") && !all_findings()) {
+		st_live_stuck++;
+		return;
+	}
+	violation("O5: stuck with swordd after 200 rounds of timers (%s), quiescent "
+		  "without it", stuck);
 }
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool crc_ready;
+	uint8_t cfg;
 	bool quiet;
 
 	/* the ICRC path swordd picks (roce_crc_init): without it every frame
@@ -1322,10 +1457,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	/* FUZZ_CLOSED_MODE=N: config bits 0-2 (the functions) are N for every
 	 * input (a campaign on one deployment; 0: acceleration alone) */
-	if (setup((uint8_t)((getenv("FUZZ_CLOSED_MODE") ?
-			     (uint8_t)((data[0] & ~7u) |
-				       (strtoul(getenv("FUZZ_CLOSED_MODE"), NULL, 0) & 7)) :
-			     data[0]) | (getenv("FUZZ_CLOSED_STATE") ? 0x80 : 0)))) {
+	cfg = (uint8_t)((getenv("FUZZ_CLOSED_MODE") ?
+			 (uint8_t)((data[0] & ~7u) |
+				   (strtoul(getenv("FUZZ_CLOSED_MODE"), NULL, 0) & 7)) :
+			 data[0]) | (getenv("FUZZ_CLOSED_STATE") ? 0x80 : 0));
+	if (setup(cfg)) {
 		fprintf(stderr, "fuzz_closed: sim_init failed\n");
 		abort();
 	}
@@ -1335,6 +1471,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!quiet)
 		st_unquiet++;
 	judge(quiet);
+	if (!quiet && live_judged())
+		live_check(cfg, data, size);
 	st_runs++;
 	if (st_runs % 10000 == 0)
 		stats();
