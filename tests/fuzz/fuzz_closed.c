@@ -1351,6 +1351,20 @@ live_judged(void)
 	return true;
 }
 
+/* The input's steps on a new sim of config cfg, then the clients' timers
+ * until quiet (true) or the judges' budget is spent. */
+static bool
+run_script(uint8_t cfg, const uint8_t *data, size_t size)
+{
+	if (setup(cfg)) {
+		fprintf(stderr, "fuzz_closed: sim_init failed\n");
+		abort();
+	}
+	for (size_t off = 1; off + 4 <= size; off += 4)
+		step(data + off);
+	return sim_run(&Z.s, 50000, 16);
+}
+
 /* Is a copy probed with its atomic sent still waiting on its ATOMIC ACK?
  * Documented (lib/serializer README, "What is still not told apart"): an
  * old QP that answered the probe's question before the recorded WRITE,
@@ -1414,13 +1428,7 @@ live_check(uint8_t cfg, const uint8_t *data, size_t size)
 	}
 	sim_free(&Z.s);
 	Z.passthrough = true;
-	if (setup(cfg)) {
-		fprintf(stderr, "fuzz_closed: sim_init failed\n");
-		abort();
-	}
-	for (size_t off = 1; off + 4 <= size; off += 4)
-		step(data + off);
-	base_quiet = sim_run(&Z.s, 50000, 16);
+	base_quiet = run_script(cfg, data, size);
 	Z.passthrough = false;
 	if (!base_quiet) {
 		st_live_both_stuck++;
@@ -1461,13 +1469,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 (uint8_t)((data[0] & ~7u) |
 				   (strtoul(getenv("FUZZ_CLOSED_MODE"), NULL, 0) & 7)) :
 			 data[0]) | (getenv("FUZZ_CLOSED_STATE") ? 0x80 : 0));
-	if (setup(cfg)) {
-		fprintf(stderr, "fuzz_closed: sim_init failed\n");
-		abort();
-	}
-	for (size_t off = 1; off + 4 <= size; off += 4)
-		step(data + off);
-	quiet = sim_run(&Z.s, 50000, 16);
+	quiet = run_script(cfg, data, size);
 	if (!quiet)
 		st_unquiet++;
 	judge(quiet);

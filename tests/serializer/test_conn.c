@@ -581,6 +581,30 @@ drain_queues(struct sim *s)
 	}
 }
 
+/* Client 0's CAS(0->1) on a learned word, granted here; its WRITE ran
+ * and its answer is the one frame on its way to client 0 (Q_S2C).
+ * Client 1 is paired.  Returns the CAS's PSN. */
+static uint32_t
+granted_answer_on_way(struct sim *s, const char *name)
+{
+	uint32_t psn;
+
+	init(s, 2, 0, false, name);
+	learn(s, 0, lock_va(3));
+	post_read(s, 1);                           /* pairs client 1 */
+	sim_flow(s, 1000);
+	psn = s->cl[0].next_psn;
+	post_cas(s, 0, lock_va(3), 1, 0);
+	while (s->q[Q_C2S].n || s->q[Q_S2M].n || s->q[Q_M2S].n) {
+		for (int q = Q_C2S; q <= Q_M2S; q++)
+			if (s->q[q].n)
+				sim_deliver(s, q, 0);
+	}
+	ck_assert_uint_eq(rm_mem_get(&s->srv, lock_va(3)), 1);
+	ck_assert_uint_eq(s->q[Q_S2C].n, 1);
+	return psn;
+}
+
 START_TEST(t_grant_answer_lost_word_taken)
 {
 	/* Issue #29, closed fuzzer accel-cas-taken-answer-lost.  Client 0's
@@ -594,21 +618,8 @@ START_TEST(t_grant_answer_lost_word_taken)
 	 * whether it has the PSN (a duplicate WRITE), the old QP ACKs it,
 	 * and client 0 gets the recorded "granted". */
 	struct sim s;
-	uint32_t psn;
+	const uint32_t psn = granted_answer_on_way(&s, "conn-grant-lost-taken");
 
-	init(&s, 2, 0, false, "conn-grant-lost-taken");
-	learn(&s, 0, lock_va(3));
-	post_read(&s, 1);                          /* pairs client 1 */
-	sim_flow(&s, 1000);
-	psn = s.cl[0].next_psn;
-	post_cas(&s, 0, lock_va(3), 1, 0);
-	while (s.q[Q_C2S].n || s.q[Q_S2M].n || s.q[Q_M2S].n) {
-		for (int q = Q_C2S; q <= Q_M2S; q++)
-			if (s.q[q].n)
-				sim_deliver(&s, q, 0);
-	}
-	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(3)), 1);
-	ck_assert_uint_eq(s.q[Q_S2C].n, 1);
 	ck_assert(sim_drop(&s, Q_S2C, 0));         /* client 0's answer */
 	post_cas(&s, 1, lock_va(3), 4, 1);         /* client 1 takes it */
 	drain_queues(&s);
@@ -640,20 +651,8 @@ START_TEST(t_probe_question_lost_next_answered)
 	 * its answer for P and never resends it, so nothing asked again,
 	 * and its QP ran out of retries at P+1. */
 	struct sim s;
-	uint32_t psn;
+	const uint32_t psn = granted_answer_on_way(&s, "conn-probe-question-lost");
 
-	init(&s, 2, 0, false, "conn-probe-question-lost");
-	learn(&s, 0, lock_va(3));
-	post_read(&s, 1);                          /* pairs client 1 */
-	sim_flow(&s, 1000);
-	psn = s.cl[0].next_psn;
-	post_cas(&s, 0, lock_va(3), 1, 0);
-	while (s.q[Q_C2S].n || s.q[Q_S2M].n || s.q[Q_M2S].n) {
-		for (int q = Q_C2S; q <= Q_M2S; q++)
-			if (s.q[q].n)
-				sim_deliver(&s, q, 0);
-	}
-	ck_assert_uint_eq(s.q[Q_S2C].n, 1);        /* client 0's answer, held */
 	post_cas(&s, 1, lock_va(3), 4, 1);         /* client 1 takes the word */
 	while (s.q[Q_C2S].n || s.q[Q_S2M].n || s.q[Q_M2S].n || s.q[Q_S2C].n > 1) {
 		for (int q = Q_C2S; q <= Q_M2S; q++)
