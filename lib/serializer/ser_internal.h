@@ -472,8 +472,11 @@ void ser_word_busy_take(struct ser *s, uint32_t wi);
  * orphan_tsc. */
 void ser_word_orphan_busy(struct ser *s, uint32_t wi, uint64_t now);
 /* A blind write is pending on the word that is not ordered before who's
- * request: a write by who could be overwritten by it (S2). */
-bool ser_word_foreign_pending(const struct ser *s, uint32_t wi, const struct ser_who *who);
+ * request: a write by who could be overwritten by it (S2).  Pending
+ * writes older than pending_expire are given up first: a gate must not
+ * wait for good on a write whose QP died. */
+bool ser_word_foreign_pending(struct ser *s, uint32_t wi, const struct ser_who *who,
+			      uint64_t now);
 /* Could who decide on the word now (known, nothing in flight that is not
  * ordered before it)? */
 bool ser_word_settled_for(const struct ser *s, uint32_t wi, const struct ser_who *who,
@@ -513,11 +516,8 @@ void ser_word_norewrite(struct ser *s, uint32_t wi);
  * the word then relearned (it may have run as a new life's request).
  * owner: the copy's connection, whose own pending writes never gate it
  * (SER_NO_OWNER: none known). */
-bool ser_word_replay_allowed(const struct ser *s, uint32_t wi, const struct ser_op *op,
-			     uint32_t owner);
-/* Give up the word's pending writes if they are older than
- * pending_expire (a gate that waits on them must not wait for good). */
-void ser_word_expire_pending(struct ser *s, uint32_t wi, uint64_t now);
+bool ser_word_replay_allowed(struct ser *s, uint32_t wi, const struct ser_op *op,
+			     uint32_t owner, uint64_t now);
 void ser_word_replay_take(struct ser *s, uint32_t wi);
 /* An op on the word that no stub can track (connection table full): true
  * if it may pass; the word is then not decided on for orphan_tsc.  owner:

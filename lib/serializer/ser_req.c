@@ -260,17 +260,11 @@ static bool
 write_gated(struct ser *s, const struct req_class *rc, const struct ser_who *who,
 	    uint64_t now)
 {
-	for (uint32_t i = 0; rc->word != SER_NO_WORD && i < rc->nwords; i++) {
-		/* a write whose ACK never comes (its QP gone) gates for
-		 * pending_expire, not for good: nothing else may come to
-		 * expire it (closed fuzzer O5: a client's WRITE dropped and
-		 * asked back 64,280 times over 20 s) */
-		ser_word_expire_pending(s, rc->word + i, now);
-		if (ser_word_foreign_pending(s, rc->word + i, who)) {
+	for (uint32_t i = 0; rc->word != SER_NO_WORD && i < rc->nwords; i++)
+		if (ser_word_foreign_pending(s, rc->word + i, who, now)) {
 			s->c.write_gated_drop++;
 			return true;
 		}
-	}
 	return false;
 }
 
@@ -399,13 +393,10 @@ replay_unmodelled(struct ser *s, struct ser_conn *sc, struct ser_stub *st,
 	const struct ser_op none = { 0 };
 
 	if (!(st->flags & SF_BUSY)) {
-		for (uint32_t i = 0; i < st->nwords; i++) {
-			/* (a write that never lands gates no copy for good) */
-			ser_word_expire_pending(s, st->word + i, now);
+		for (uint32_t i = 0; i < st->nwords; i++)
 			if (!ser_word_replay_allowed(s, st->word + i, one_op ? &st->op : &none,
-						     sc->inc))
+						     sc->inc, now))
 				return drop(s);
-		}
 		for (uint32_t i = 0; i < st->nwords; i++)
 			ser_word_replay_take(s, st->word + i);
 		st->flags |= SF_BUSY;
@@ -694,8 +685,7 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 			 * (S2: the atomic could run before that write lands);
 			 * until then the copy is dropped and the client's
 			 * next one asks. */
-			ser_word_expire_pending(s, st->word, now);
-			if (ser_word_replay_allowed(s, st->word, &st->op, c->incarnation))
+			if (ser_word_replay_allowed(s, st->word, &st->op, c->incarnation, now))
 				return replay_probe(s, c, sc, st, f, p, now);
 			s->c.gated_drop++;
 			return drop(s);
@@ -704,7 +694,7 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 			return replay_redecide(s, c, sc, st, f, len, cap, p, now);
 		/* (with remapping: a word another's blind write gates keeps
 		 * the recorded answer) */
-		if (probe && ser_word_replay_allowed(s, st->word, &st->op, c->incarnation))
+		if (probe && ser_word_replay_allowed(s, st->word, &st->op, c->incarnation, now))
 			return replay_probe(s, c, sc, st, f, p, now);
 		moved = moved && !(st->flags & SF_ZERO_LEN);
 		if (moved)

@@ -234,9 +234,13 @@ ser_word_decidable(const struct ser *s, uint32_t wi, const struct ser_who *who,
 	       !((w->flags & WF_SHARED) && ser_op_changes(op, w->shadow));
 }
 
+static void pending_expire(struct ser *s, struct ser_word *w, uint64_t now);
+
 bool
-ser_word_foreign_pending(const struct ser *s, uint32_t wi, const struct ser_who *who)
+ser_word_foreign_pending(struct ser *s, uint32_t wi, const struct ser_who *who,
+			 uint64_t now)
 {
+	pending_expire(s, &s->words[wi], now);
 	return !pending_before(&s->words[wi], who);
 }
 
@@ -820,16 +824,11 @@ may_pass_unowned(const struct ser_word *w, const struct ser_op *op, uint32_t own
 				!ser_op_changes(op, w->committed));
 }
 
-void
-ser_word_expire_pending(struct ser *s, uint32_t wi, uint64_t now)
+bool
+ser_word_replay_allowed(struct ser *s, uint32_t wi, const struct ser_op *op,
+			uint32_t owner, uint64_t now)
 {
 	pending_expire(s, &s->words[wi], now);
-}
-
-bool
-ser_word_replay_allowed(const struct ser *s, uint32_t wi, const struct ser_op *op,
-			uint32_t owner)
-{
 	return may_pass_unowned(&s->words[wi], op, owner);
 }
 
@@ -847,10 +846,10 @@ ser_word_untracked(struct ser *s, uint32_t wi, const struct ser_op *op,
 	struct ser_word *w = &s->words[wi];
 
 	/* a pending write whose ACK never comes (its QP gone) is given up
-	 * here too: else an op no one decides waited on it for good, when
-	 * no decision on the word came to expire it (closed fuzzer O5,
-	 * accel-cas-answer-never-held-367b05: a re-created client's CAS
-	 * dropped 1,616 times over 20 s) */
+	 * before every gate on it, not only at decisions: else an op no one
+	 * decides waited on it for good, when no decision on the word came
+	 * (closed fuzzer O5, accel-cas-answer-never-held-367b05: a
+	 * re-created client's CAS dropped 1,616 times over 20 s) */
 	pending_expire(s, w, now);
 	if (!may_pass_unowned(w, op, owner))
 		return false;
