@@ -37,8 +37,10 @@ struct sword_lane_rx {
 	uint8_t slot;
 };
 
-/* Answers a lane keeps while a bypass has its links down (lane_forget). */
+/* Answers a lane keeps while a bypass has its links down (lane_forget),
+ * and the tries at sending them once the links are up (lane_send_kept). */
 #define SWORD_KEPT_MAX 512
+#define SWORD_KEPT_TRIES 3
 
 /* One worker's view of queues and rings.  Only its lcore touches it while
  * running (the main lcore after the lcores returned, for the drain). */
@@ -909,21 +911,69 @@ lane_forget(struct sword_lane *ln)
 	__atomic_store_n(&ln->bypass_seen, epoch, __ATOMIC_RELEASE);
 }
 
-/* The links are up again after the bypass the lane forgot: the answers it
- * kept go (one burst at a time; a full TX queue drops, counted). */
+/* A port's TX errors so far (0 if the PMD cannot say). */
+static uint64_t
+port_oerrors(uint16_t port)
+{
+	struct rte_eth_stats s;
+
+	return rte_eth_stats_get(port, &s) == 0 ? s.oerrors : 0;
+}
+
+/*
+ * The links are up again after the bypass the lane forgot: the answers it
+ * kept go (one burst at a time; a full TX queue drops, counted).
+ *
+ * Nothing could give those answers again, and the first send after a
+ * link comes back up can fail as a whole: an AF_PACKET socket keeps the
+ * ENETDOWN of the link going down and returns it to its next send
+ * (net_af_packet counts the burst in oerrors; tor-failover-stop-accel
+ * lost a run's 4 answers, and their QPs, that way in 3 of 42 runs).  So
+ * while the port counts a TX error in a try, the next try sends copies
+ * again (up to SWORD_KEPT_TRIES; a client takes a second copy of an
+ * answer it has as a duplicate response and ignores it).  Through
+ * another lane's TX ring the errors are not this lane's to see: one try.
+ */
 static void
 lane_send_kept(struct sword_lane *ln)
 {
 	const uint32_t *up = ln->d->bypass_up;
+	const unsigned int slot = sword_worker_slot_of_side(ln->w, SWORD_SIDE_CLIENT);
+	struct rte_mbuf *copies[SWORD_KEPT_MAX];
+	struct rte_mbuf **out;
+	unsigned int try;
+	uint64_t errors;
 	uint16_t i, n;
 
 	if (likely(ln->n_kept == 0) || up == NULL ||
 	    __atomic_load_n(up, __ATOMIC_ACQUIRE) != ln->bypass_seen)
 		return;
 	ln->w->stats.bypass_kept += ln->n_kept;
-	for (i = 0; i < ln->n_kept; i += n) {
-		n = (uint16_t)RTE_MIN(ln->n_kept - i, SWORD_TX_BATCH_MAX);
-		lane_tx(ln, sword_worker_slot_of_side(ln->w, SWORD_SIDE_CLIENT), ln->kept + i, n);
+	for (try = 1; ; try++) {
+		bool last = try == SWORD_KEPT_TRIES || ln->txq[slot] < 0;
+
+		out = ln->kept;
+		for (i = 0; !last && i < ln->n_kept; i++) {
+			copies[i] = rte_pktmbuf_copy(ln->kept[i], ln->w->pool, 0, UINT32_MAX);
+			if (copies[i] == NULL) {        /* no mbuf: this try is the last */
+				rte_pktmbuf_free_bulk(copies, i);
+				last = true;
+			}
+		}
+		if (!last)
+			out = copies;
+		errors = port_oerrors(ln->port[slot]);
+		for (i = 0; i < ln->n_kept; i += n) {
+			n = (uint16_t)RTE_MIN(ln->n_kept - i, SWORD_TX_BATCH_MAX);
+			lane_tx(ln, slot, out + i, n);
+		}
+		if (last)
+			break;
+		if (port_oerrors(ln->port[slot]) == errors) {
+			rte_pktmbuf_free_bulk(ln->kept, ln->n_kept);
+			break;
+		}
+		ln->w->stats.bypass_kept_resent += ln->n_kept;
 	}
 	ln->n_kept = 0;
 }

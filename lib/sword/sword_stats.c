@@ -60,6 +60,7 @@ sword_stats_foreach(const struct sword_worker_stats *s, sword_stats_cb cb, void 
 	cb(arg, "bypass_forgets", s->bypass_forgets);
 	cb(arg, "bypass_dropped", s->bypass_dropped);
 	cb(arg, "bypass_kept", s->bypass_kept);
+	cb(arg, "bypass_kept_resent", s->bypass_kept_resent);
 	cb(arg, "filtered", s->filtered);
 	cb(arg, "passthrough", s->passthrough);
 	cb(arg, "rewritten", s->rewritten);

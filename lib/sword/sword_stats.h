@@ -33,6 +33,7 @@ struct sword_worker_stats {
 	uint64_t bypass_forgets;     /* a fail-over bypass: the functions forgot all */
 	uint64_t bypass_dropped;     /* frames decided before such a bypass, not sent */
 	uint64_t bypass_kept;        /* answers held while the links were down, then sent */
+	uint64_t bypass_kept_resent; /* ... sent again: the port counted a TX error */
 	uint64_t filtered;           /* dropped on a function's verdict */
 	uint64_t passthrough;        /* forwarded unchanged */
 	uint64_t rewritten;          /* forwarded after a function changed them */
@@ -67,7 +68,7 @@ void sword_stats_sum(struct sword_worker_stats *sum,
 /*
  * Call cb for every scalar counter of s, in a fixed order, with its
  * external name: rx, tx, dropped, tx_dropped, dispatched, dispatch_dropped,
- * bypass_forgets, bypass_dropped, bypass_kept, filtered, passthrough, rewritten, consumed, non_roce, non_roce_<reason>,
+ * bypass_forgets, bypass_dropped, bypass_kept, bypass_kept_resent, filtered, passthrough, rewritten, consumed, non_roce, non_roce_<reason>,
  * unmanaged, managed_rx, malformed, malformed_<reason> (every reason),
  * capture_dropped, proc_frames, proc_cycles, proc_ns_per_frame (average
  * processing time per frame, derived), opcode_0x.. (every valid opcode),

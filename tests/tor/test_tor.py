@@ -264,8 +264,10 @@ def failover(a):
         t.check(st.get("bypass_forgets", 0) >= 1, "swordd resumed after the bypass "
                 "without forgetting what it knew (bypass_forgets %r)"
                 % st.get("bypass_forgets"))
-        t.log("after the bypass: bypass_forgets %r, bypass_dropped %r, bypass_kept %r" % (
-            st.get("bypass_forgets"), st.get("bypass_dropped"), st.get("bypass_kept")))
+        t.log("after the bypass: bypass_forgets %r, bypass_dropped %r, bypass_kept %r, "
+              "bypass_kept_resent %r" % (
+                  st.get("bypass_forgets"), st.get("bypass_dropped"), st.get("bypass_kept"),
+                  st.get("bypass_kept_resent")))
     t_sig = marks["t_sig"]
     resume = resume_time(t_sig, marks.get("t_cont", marks.get("t_restart", float("inf"))),
                          at_server.stop(),
