@@ -525,5 +525,8 @@ void ser_word_replay_take(struct ser *s, uint32_t wi);
  * SER_NO_OWNER. */
 bool ser_word_untracked(struct ser *s, uint32_t wi, const struct ser_op *op,
 			uint32_t owner, uint64_t now);
+/* The same hold for an op already let through by its own gate (a write
+ * no other connection's pending blind write gates, write_gated). */
+void ser_word_hold_unseen(struct ser *s, uint32_t wi, uint64_t now);
 
 #endif /* SWORD_SER_INTERNAL_H */

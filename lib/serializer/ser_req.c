@@ -272,8 +272,8 @@ write_gated(struct ser *s, const struct req_class *rc, const struct ser_who *who
 /* untracked: no connection slot, or no pairing yet */
 
 /* Ops on words whose answers swordd may never see hold the words by time,
- * not by a stub (S7): false if S2 forbids passing them.  op: the op's
- * effect on one word (NULL: not modelled). */
+ * not by a stub (S7): false if S2 forbids passing them (then none is
+ * held).  op: the op's effect on one word (NULL: not modelled). */
 static bool
 hold_range(struct ser *s, uint32_t word, uint32_t nwords, const struct ser_op *op,
 	   uint64_t now)
@@ -281,9 +281,11 @@ hold_range(struct ser *s, uint32_t word, uint32_t nwords, const struct ser_op *o
 	const struct ser_op none = { 0 };
 
 	for (uint32_t i = 0; word != SER_NO_WORD && i < nwords; i++)
-		if (!ser_word_untracked(s, word + i, op != NULL ? op : &none,
-						SER_NO_OWNER, now))
+		if (!ser_word_replay_allowed(s, word + i, op != NULL ? op : &none,
+					     SER_NO_OWNER, now))
 			return false;
+	for (uint32_t i = 0; word != SER_NO_WORD && i < nwords; i++)
+		ser_word_hold_unseen(s, word + i, now);
 	return true;
 }
 
@@ -292,6 +294,18 @@ hold_words(struct ser *s, const struct req_class *rc, uint64_t now)
 {
 	return hold_range(s, rc->word, rc->nwords,
 			  rc->atomic || rc->single_write ? &rc->op : NULL, now);
+}
+
+/* A write of such a connection goes once write_gated() let it (no other
+ * connection's blind write pending on its words; its own run in its PSN
+ * order): every word it touches is held.  (Before, the atomics' S2 check
+ * ran on it too and its refusal was ignored, which left the refusing
+ * word and those after it unheld.) */
+static void
+hold_write_words(struct ser *s, uint32_t word, uint32_t nwords, uint64_t now)
+{
+	for (uint32_t i = 0; word != SER_NO_WORD && i < nwords; i++)
+		ser_word_hold_unseen(s, word + i, now);
 }
 
 /* The stub of such an op: it answers and retires nothing itself. */
@@ -648,13 +662,29 @@ probe_copy(const struct ser *s, const struct rc_conn *c, const struct ser_stub *
  * for the first copy.  false: it must wait (another's blind write).
  */
 static bool
-rehold_untracked(struct ser *s, const struct ser_stub *st, uint64_t now)
+rehold_untracked(struct ser *s, const struct rc_conn *c, const struct ser_stub *st,
+		 uint64_t now)
 {
 	const uint32_t n = st->nwords ? st->nwords : 1;
 
 	if (!(st->flags & SF_UNTRACKED))
 		return true;
-	return hold_range(s, st->word, n, st->kind == ST_REAL || n == 1 ? &st->op : NULL, now);
+	if (st->kind == ST_WRITE) {
+		/* gated as its first copy was (req_fresh, req_behind): an
+		 * immediate retransmission of a WRITE that went was dropped
+		 * for a pending write of its own connection (fuzz_serializer
+		 * i6-retransmission-answered-differently) */
+		const struct ser_who own = who_own(c);
+
+		for (uint32_t i = 0; i < n; i++)
+			if (ser_word_foreign_pending(s, st->word + i, &own, now)) {
+				s->c.write_gated_drop++;
+				return false;
+			}
+		hold_write_words(s, st->word, n, now);
+		return true;
+	}
+	return hold_range(s, st->word, n, &st->op, now);
 }
 
 static enum ser_verdict
@@ -712,14 +742,14 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	case ST_REAL:
 		if (retired && (st->flags & SF_ANSWERED))
 			return replay_unmodelled(s, sc, st, f, p, now);
-		if (!rehold_untracked(s, st, now))
+		if (!rehold_untracked(s, c, st, now))
 			return drop(s);
 		s->c.dup_replayed++;
 		return SER_FORWARD;
 	case ST_WRITE:
 		if (retired && !(st->flags & SF_PENDING))
 			return replay_unmodelled(s, sc, st, f, p, now);
-		if (!rehold_untracked(s, st, now))
+		if (!rehold_untracked(s, c, st, now))
 			return drop(s);
 		return restore_ackreq(s, st, f, p);
 	default:
@@ -800,7 +830,9 @@ req_behind(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	if (!rc->atomic && write_gated(s, rc, &who, now))
 		return drop(s);
 	if (!c->paired && sc->untracked) {
-		if (!hold_words(s, rc, now))
+		if (!rc->atomic)
+			hold_write_words(s, rc->word, rc->nwords, now);
+		else if (!hold_words(s, rc, now))
 			return drop(s);
 		if (st->kind != ST_EMPTY)
 			ser_stub_orphan(s, st, now);
@@ -942,7 +974,7 @@ fresh_word_write(struct ser *s, const struct rc_conn *c, const struct ser_conn *
 	bool pending;
 
 	if (!c->paired && sc->untracked) {
-		hold_words(s, rc, now);  /* write_gated() passed it */
+		hold_write_words(s, rc->word, rc->nwords, now);
 		stub_untracked(s, st, rc);
 	} else if (sc->copy_hold) {
 		/* it may never run as sent (copy_of_answered): not a pending
@@ -991,7 +1023,7 @@ fresh_span_write(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 	if (!c->paired && sc->untracked) {
 		/* held by time from its first packet; no open write */
 		if (roce_has(oi, ROCE_HDR_RETH)) {
-			hold_words(s, rc, now);
+			hold_write_words(s, rc->word, rc->nwords, now);
 			stub_untracked(s, st, rc);
 		}
 		return;

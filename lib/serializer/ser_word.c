@@ -853,8 +853,14 @@ ser_word_untracked(struct ser *s, uint32_t wi, const struct ser_op *op,
 	pending_expire(s, w, now);
 	if (!may_pass_unowned(w, op, owner))
 		return false;
-	/* S7: its effect is invisible; relearn once it must have run */
-	hold(s, w, now);
-	ser_word_mark_dirty(s, wi);
+	ser_word_hold_unseen(s, wi, now);
 	return true;
+}
+
+void
+ser_word_hold_unseen(struct ser *s, uint32_t wi, uint64_t now)
+{
+	/* S7: its effect is invisible; relearn once it must have run */
+	hold(s, &s->words[wi], now);
+	ser_word_mark_dirty(s, wi);
 }
