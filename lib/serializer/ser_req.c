@@ -720,7 +720,18 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 			s->c.gated_drop++;
 			return drop(s);
 		}
-		if (replay_is_stale(s, c, st))
+		/* A new life's server QP runs nothing before its first
+		 * request, so a copy that follows no copy of the connection's
+		 * first request is the old life's go-back-N, whose client waits
+		 * on the recorded answer.  Taken for a stale copy or new life,
+		 * it was re-decided, or (undecidable) began a new life that
+		 * forgot the old one's unanswered decisions: their ACKs
+		 * became no ATOMIC ACK and the client waited for good (closed
+		 * fuzzer live-accel-remap-gobackn-*: a go-back-N from further
+		 * on met an answered grant on a word another client had
+		 * written since).  Only with remapping on does a copy get
+		 * here: without, such a copy was probed above. */
+		if (sc->copies_from_first && replay_is_stale(s, c, st))
 			return replay_redecide(s, c, sc, st, f, len, cap, p, now);
 		/* (with remapping: a word another's blind write gates keeps
 		 * the recorded answer) */

@@ -216,8 +216,11 @@ END_TEST
 START_TEST(redecide_that_goes_real_gives_its_hold_back)
 {
 	/* _i 0: where swordd cannot ask the server (remapping on), the
-	 * stale copy is decided afresh; 1: it asks (replay_probe), after
-	 * the expired write no longer gates the word */
+	 * stale copy is decided afresh (since 2026-11-29 only in a run of
+	 * copies from the connection's first request: the _remap test
+	 * below; this one's copy of 12 is now probed);
+	 * 1: it asks (replay_probe), after the expired write no longer
+	 * gates the word */
 	struct ser *s = ser_new_with(1000, _i == 0);
 	uint8_t f[2048], cas12[2048];
 	uint32_t len, len12;
@@ -257,8 +260,11 @@ START_TEST(redecide_that_goes_real_gives_its_hold_back)
 	/* long after, A's CAS at 12 again: stale, decided afresh, but its
 	 * decision expires A's write and goes real: it is dropped */
 	if (_i == 0) {
-		ck_assert_int_eq(req(s, cas12, len12, 5000), SER_DROP);
-		ck_assert_uint_eq(inflight(s, BASE), 0);
+		/* A acted on the answer (its release at 13): the copy goes
+		 * as the CAS itself (replay_probe; remapping's rule) */
+		ck_assert_int_eq(req(s, cas12, len12, 5000), SER_FORWARD);
+		ck_assert_uint_eq(ser_counters(s)->replay_redecided, 0);
+		ck_assert_uint_eq(ser_counters(s)->replay_probed, 1);
 	} else {
 		/* probed: the server is asked first whether A's QP has 12 */
 		ck_assert_int_eq(req(s, cas12, len12, 5000), SER_DROP);
@@ -272,6 +278,68 @@ START_TEST(redecide_that_goes_real_gives_its_hold_back)
 		ck_assert_uint_eq(ser_counters(s)->replay_probed, 1);
 		ck_assert_uint_eq(ser_counters(s)->pending_expired, 1);
 	}
+	ser_destroy(s);
+}
+END_TEST
+
+/*
+ * The same with remapping on (no probe), where S8 decides afresh only a
+ * copy in a run of copies from the connection's first request (a new
+ * life's server QP runs nothing before its first request): A's first
+ * request is a WRITE outside the lock words, and A resends from it.
+ */
+START_TEST(redecide_that_goes_real_gives_its_hold_back_remap)
+{
+	struct ser *s = ser_new_with(1000, true);
+	const uint64_t outside = BASE + 8 * WORDS + 64;
+	uint8_t f[2048], cas12[2048], w9[2048];
+	uint32_t len, len12, len9;
+
+	/* A's first request, answered: A is paired */
+	len9 = write_req(w9, ROCE_RC_WRITE_ONLY, 9, outside, 8, 8);
+	memcpy(f, w9, len9);
+	ck_assert_int_eq(req(s, f, len9, 1), SER_FORWARD);
+	len = ack(f, 9, 1);
+	ck_assert_int_eq(resp(s, f, len, 1), SER_FORWARD);
+	/* A learns the word from a real CAS, releases it, then takes it with
+	 * a CAS decided here (WRITE 1) and releases it again */
+	len = cas_from(f, &up, 10, 1, 0);
+	ck_assert_int_eq(req(s, f, len, 1), SER_FORWARD);
+	len = atomic_ack_to(f, &down, 10, 2, 0);
+	ck_assert_int_eq(resp(s, f, len, 2), SER_FORWARD);
+	len = write8_from(f, &up, 11, 0);
+	ck_assert_int_eq(req(s, f, len, 3), SER_FORWARD);
+	len = ack(f, 11, 3);
+	ck_assert_int_eq(resp(s, f, len, 4), SER_FORWARD);
+	len12 = cas_from(cas12, &up, 12, 1, 0);
+	memcpy(f, cas12, len12);
+	ck_assert_int_eq(req(s, f, len12, 5), SER_FORWARD_REWRITTEN);
+	len = ack(f, 12, 4);
+	ck_assert_int_eq(resp(s, f, len, 6), SER_FORWARD_REWRITTEN);
+	len = write8_from(f, &up, 13, 0);
+	ck_assert_int_eq(req(s, f, len, 7), SER_FORWARD);
+	len = ack(f, 13, 5);
+	ck_assert_int_eq(resp(s, f, len, 8), SER_FORWARD);
+	/* B changes the word (a real CAS, 0 -> 2) and releases it */
+	len = cas_from(f, &up_b, 100, 2, 0);
+	ck_assert_int_eq(req(s, f, len, 9), SER_FORWARD);
+	len = atomic_ack_to(f, &down_b, 100, 1, 0);
+	ck_assert_int_eq(resp(s, f, len, 10), SER_FORWARD);
+	len = write8_from(f, &up_b, 101, 0);
+	ck_assert_int_eq(req(s, f, len, 11), SER_FORWARD);
+	len = ack_to(f, &down_b, 101, 2);
+	ck_assert_int_eq(resp(s, f, len, 12), SER_FORWARD);
+	/* A writes 5 and its ACK never comes */
+	len = write8_from(f, &up, 14, 5);
+	ck_assert_int_eq(req(s, f, len, 13), SER_FORWARD);
+	ck_assert_uint_eq(inflight(s, BASE), 1);
+	/* long after, A resends from its first request on: its CAS at 12
+	 * is stale, decided afresh, but its decision expires A's write and
+	 * goes real: it is dropped, its hold given back */
+	memcpy(f, w9, len9);
+	ck_assert_int_eq(req(s, f, len9, 4999), SER_FORWARD);
+	ck_assert_int_eq(req(s, cas12, len12, 5000), SER_DROP);
+	ck_assert_uint_eq(inflight(s, BASE), 0);
 	ser_destroy(s);
 }
 END_TEST
@@ -587,6 +655,7 @@ main(void)
 	roce_crc_init();
 	tcase_add_test(tc, open_write_replaced_gives_its_words_back);
 	tcase_add_loop_test(tc, redecide_that_goes_real_gives_its_hold_back, 0, 2);
+	tcase_add_test(tc, redecide_that_goes_real_gives_its_hold_back_remap);
 	tcase_add_test(tc, remap_direct_answer_with_bad_icrc_teaches_nothing);
 	tcase_add_test(tc, remap_request_with_bad_icrc_creates_no_record);
 	tcase_add_test(tc, remap_clients_of_a_closed_lane_stay_off_its_next_life);
