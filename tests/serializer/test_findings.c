@@ -204,6 +204,52 @@ START_TEST(open_write_replaced_gives_its_words_back)
 END_TEST
 
 /*
+ * The scenario of finding 2: A learns the word from a real CAS at 10,
+ * releases it, takes it with a CAS decided here at 12 (its frame in
+ * cas12, its length returned) and releases it again; B changes the word
+ * and releases it; A writes 5 at 14 and that ACK never comes.  msn0: the
+ * MSN A's server QP had before (its answers count on from it).
+ */
+static uint32_t
+stale_grant_scenario(struct ser *s, uint8_t *cas12, uint32_t msn0)
+{
+	uint8_t f[2048];
+	uint32_t len, len12;
+
+	len = cas_from(f, &up, 10, 1, 0);
+	ck_assert_int_eq(req(s, f, len, 1), SER_FORWARD);
+	len = atomic_ack_to(f, &down, 10, msn0 + 1, 0);
+	ck_assert_int_eq(resp(s, f, len, 2), SER_FORWARD);
+	len = write8_from(f, &up, 11, 0);
+	ck_assert_int_eq(req(s, f, len, 3), SER_FORWARD);
+	len = ack(f, 11, msn0 + 2);
+	ck_assert_int_eq(resp(s, f, len, 4), SER_FORWARD);
+	len12 = cas_from(cas12, &up, 12, 1, 0);
+	memcpy(f, cas12, len12);
+	ck_assert_int_eq(req(s, f, len12, 5), SER_FORWARD_REWRITTEN);
+	len = ack(f, 12, msn0 + 3);
+	ck_assert_int_eq(resp(s, f, len, 6), SER_FORWARD_REWRITTEN);
+	len = write8_from(f, &up, 13, 0);
+	ck_assert_int_eq(req(s, f, len, 7), SER_FORWARD);
+	len = ack(f, 13, msn0 + 4);
+	ck_assert_int_eq(resp(s, f, len, 8), SER_FORWARD);
+	/* B changes the word (a real CAS, 0 -> 2) and releases it */
+	len = cas_from(f, &up_b, 100, 2, 0);
+	ck_assert_int_eq(req(s, f, len, 9), SER_FORWARD);
+	len = atomic_ack_to(f, &down_b, 100, 1, 0);
+	ck_assert_int_eq(resp(s, f, len, 10), SER_FORWARD);
+	len = write8_from(f, &up_b, 101, 0);
+	ck_assert_int_eq(req(s, f, len, 11), SER_FORWARD);
+	len = ack_to(f, &down_b, 101, 2);
+	ck_assert_int_eq(resp(s, f, len, 12), SER_FORWARD);
+	/* A writes 5 and its ACK never comes */
+	len = write8_from(f, &up, 14, 5);
+	ck_assert_int_eq(req(s, f, len, 13), SER_FORWARD);
+	ck_assert_uint_eq(inflight(s, BASE), 1);
+	return len12;
+}
+
+/*
  * Finding 2 (fuzz_serializer, regress-redecide-busy-leak): a replay of an
  * answered decision, after another owner changed the word, is decided
  * afresh (ser_word.c S8) when ser_word_decidable() says the word is
@@ -225,38 +271,7 @@ START_TEST(redecide_that_goes_real_gives_its_hold_back)
 	uint8_t f[2048], cas12[2048];
 	uint32_t len, len12;
 
-	/* A learns the word from a real CAS, releases it, then takes it with
-	 * a CAS decided here (WRITE 1) and releases it again */
-	len = cas_from(f, &up, 10, 1, 0);
-	ck_assert_int_eq(req(s, f, len, 1), SER_FORWARD);
-	len = atomic_ack_to(f, &down, 10, 1, 0);
-	ck_assert_int_eq(resp(s, f, len, 2), SER_FORWARD);
-	len = write8_from(f, &up, 11, 0);
-	ck_assert_int_eq(req(s, f, len, 3), SER_FORWARD);
-	len = ack(f, 11, 2);
-	ck_assert_int_eq(resp(s, f, len, 4), SER_FORWARD);
-	len12 = cas_from(cas12, &up, 12, 1, 0);
-	memcpy(f, cas12, len12);
-	ck_assert_int_eq(req(s, f, len12, 5), SER_FORWARD_REWRITTEN);
-	len = ack(f, 12, 3);
-	ck_assert_int_eq(resp(s, f, len, 6), SER_FORWARD_REWRITTEN);
-	len = write8_from(f, &up, 13, 0);
-	ck_assert_int_eq(req(s, f, len, 7), SER_FORWARD);
-	len = ack(f, 13, 4);
-	ck_assert_int_eq(resp(s, f, len, 8), SER_FORWARD);
-	/* B changes the word (a real CAS, 0 -> 2) and releases it */
-	len = cas_from(f, &up_b, 100, 2, 0);
-	ck_assert_int_eq(req(s, f, len, 9), SER_FORWARD);
-	len = atomic_ack_to(f, &down_b, 100, 1, 0);
-	ck_assert_int_eq(resp(s, f, len, 10), SER_FORWARD);
-	len = write8_from(f, &up_b, 101, 0);
-	ck_assert_int_eq(req(s, f, len, 11), SER_FORWARD);
-	len = ack_to(f, &down_b, 101, 2);
-	ck_assert_int_eq(resp(s, f, len, 12), SER_FORWARD);
-	/* A writes 5 and its ACK never comes */
-	len = write8_from(f, &up, 14, 5);
-	ck_assert_int_eq(req(s, f, len, 13), SER_FORWARD);
-	ck_assert_uint_eq(inflight(s, BASE), 1);
+	len12 = stale_grant_scenario(s, cas12, 0);
 	/* long after, A's CAS at 12 again: stale, decided afresh, but its
 	 * decision expires A's write and goes real: it is dropped */
 	if (_i == 0) {
@@ -301,38 +316,7 @@ START_TEST(redecide_that_goes_real_gives_its_hold_back_remap)
 	ck_assert_int_eq(req(s, f, len9, 1), SER_FORWARD);
 	len = ack(f, 9, 1);
 	ck_assert_int_eq(resp(s, f, len, 1), SER_FORWARD);
-	/* A learns the word from a real CAS, releases it, then takes it with
-	 * a CAS decided here (WRITE 1) and releases it again */
-	len = cas_from(f, &up, 10, 1, 0);
-	ck_assert_int_eq(req(s, f, len, 1), SER_FORWARD);
-	len = atomic_ack_to(f, &down, 10, 2, 0);
-	ck_assert_int_eq(resp(s, f, len, 2), SER_FORWARD);
-	len = write8_from(f, &up, 11, 0);
-	ck_assert_int_eq(req(s, f, len, 3), SER_FORWARD);
-	len = ack(f, 11, 3);
-	ck_assert_int_eq(resp(s, f, len, 4), SER_FORWARD);
-	len12 = cas_from(cas12, &up, 12, 1, 0);
-	memcpy(f, cas12, len12);
-	ck_assert_int_eq(req(s, f, len12, 5), SER_FORWARD_REWRITTEN);
-	len = ack(f, 12, 4);
-	ck_assert_int_eq(resp(s, f, len, 6), SER_FORWARD_REWRITTEN);
-	len = write8_from(f, &up, 13, 0);
-	ck_assert_int_eq(req(s, f, len, 7), SER_FORWARD);
-	len = ack(f, 13, 5);
-	ck_assert_int_eq(resp(s, f, len, 8), SER_FORWARD);
-	/* B changes the word (a real CAS, 0 -> 2) and releases it */
-	len = cas_from(f, &up_b, 100, 2, 0);
-	ck_assert_int_eq(req(s, f, len, 9), SER_FORWARD);
-	len = atomic_ack_to(f, &down_b, 100, 1, 0);
-	ck_assert_int_eq(resp(s, f, len, 10), SER_FORWARD);
-	len = write8_from(f, &up_b, 101, 0);
-	ck_assert_int_eq(req(s, f, len, 11), SER_FORWARD);
-	len = ack_to(f, &down_b, 101, 2);
-	ck_assert_int_eq(resp(s, f, len, 12), SER_FORWARD);
-	/* A writes 5 and its ACK never comes */
-	len = write8_from(f, &up, 14, 5);
-	ck_assert_int_eq(req(s, f, len, 13), SER_FORWARD);
-	ck_assert_uint_eq(inflight(s, BASE), 1);
+	len12 = stale_grant_scenario(s, cas12, 1);
 	/* long after, A resends from its first request on: its CAS at 12
 	 * is stale, decided afresh, but its decision expires A's write and
 	 * goes real: it is dropped, its hold given back */
