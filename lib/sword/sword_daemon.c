@@ -928,11 +928,12 @@ port_oerrors(uint16_t port)
  * link comes back up can fail as a whole: an AF_PACKET socket keeps the
  * ENETDOWN of the link going down and returns it to its next send
  * (net_af_packet counts the burst in oerrors; tor-failover-stop-accel
- * lost a run's 4 answers, and their QPs, that way in 3 of 42 runs).  So
- * while the port counts a TX error in a try, the next try sends copies
- * again (up to SWORD_KEPT_TRIES; a client takes a second copy of an
- * answer it has as a duplicate response and ignores it).  Through
- * another lane's TX ring the errors are not this lane's to see: one try.
+ * lost a run's 4 answers, and their QPs, that way in 2 of 42 runs
+ * here and once in CI).  So while the port counts a TX error in a try,
+ * the next try sends copies again (up to SWORD_KEPT_TRIES; a client
+ * takes a second copy of an answer it has as a duplicate response and
+ * ignores it).  Through another lane's TX ring the errors are not this
+ * lane's to see: one try.
  */
 static void
 lane_send_kept(struct sword_lane *ln)
