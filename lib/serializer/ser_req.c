@@ -734,8 +734,12 @@ req_replay(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 		if (sc->copies_from_first && replay_is_stale(s, c, st))
 			return replay_redecide(s, c, sc, st, f, len, cap, p, now);
 		/* (with remapping: a word another's blind write gates keeps
-		 * the recorded answer) */
-		if (probe && ser_word_replay_allowed(s, st->word, &st->op, c->incarnation, now))
+		 * the recorded answer; so does a copy that follows no copy of
+		 * the first request, for the reason above: sent as the atomic,
+		 * it reached the old QP as a duplicate of another request at
+		 * its PSN, e2e matrix rcuckoo/accel+remap2/re=both/f=clients) */
+		if (probe && sc->copies_from_first &&
+		    ser_word_replay_allowed(s, st->word, &st->op, c->incarnation, now))
 			return replay_probe(s, c, sc, st, f, p, now);
 		moved = moved && !(st->flags & SF_ZERO_LEN);
 		if (moved)
