@@ -257,15 +257,22 @@ out_of_window(struct ser *s, const struct req_class *rc)
 /* Another domain's blind write is pending on a word this write touches:
  * it could land after this one and erase it (S7). */
 static bool
-write_gated(struct ser *s, const struct req_class *rc, const struct ser_who *who,
+words_gated(struct ser *s, uint32_t word, uint32_t nwords, const struct ser_who *who,
 	    uint64_t now)
 {
-	for (uint32_t i = 0; rc->word != SER_NO_WORD && i < rc->nwords; i++)
-		if (ser_word_foreign_pending(s, rc->word + i, who, now)) {
+	for (uint32_t i = 0; word != SER_NO_WORD && i < nwords; i++)
+		if (ser_word_foreign_pending(s, word + i, who, now)) {
 			s->c.write_gated_drop++;
 			return true;
 		}
 	return false;
+}
+
+static bool
+write_gated(struct ser *s, const struct req_class *rc, const struct ser_who *who,
+	    uint64_t now)
+{
+	return words_gated(s, rc->word, rc->nwords, who, now);
 }
 
 /* ------------------------------------------------------------------ */
@@ -676,11 +683,8 @@ rehold_untracked(struct ser *s, const struct rc_conn *c, const struct ser_stub *
 		 * i6-retransmission-answered-differently) */
 		const struct ser_who own = who_own(c);
 
-		for (uint32_t i = 0; i < n; i++)
-			if (ser_word_foreign_pending(s, st->word + i, &own, now)) {
-				s->c.write_gated_drop++;
-				return false;
-			}
+		if (words_gated(s, st->word, n, &own, now))
+			return false;
 		hold_write_words(s, st->word, n, now);
 		return true;
 	}
