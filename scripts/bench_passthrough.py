@@ -17,7 +17,8 @@ swordds = {"swordd": swordd}
 if baseline:
     swordds["swordd-base"] = baseline
 LOCK_ARGS = ["-c", conf, "--set", "features.atomic_replacement=on",
-             "--set", "atomic.learn_holdoff_ms=0"]
+             "--set", "atomic.learn_holdoff_ms=0",
+             "--set", "atomic.out_of_band=on"]   # the frames have no RDMA CM
 if locks == "1":
     swordds["swordd-locks"] = swordd
     if baseline:   # before/after of the lock path in the same runs

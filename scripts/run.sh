@@ -322,6 +322,8 @@ word_size = 8
 ; swordd starts before any RDMA traffic exists, so no answer it sees can be
 ; a replay of a request executed before it ran: learn word values at once
 learn_holdoff_ms = 0
+; the demo's clients exchange QPNs out of band and never re-create a QP
+out_of_band = on
 [features]
 atomic_replacement = $accel
 remapping = $remap

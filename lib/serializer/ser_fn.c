@@ -42,7 +42,8 @@ struct ser_fn {
 #define SER_FN_COUNTERS(X)                                                    \
 	X(req_seen) X(granted) X(failed_local) X(faa_local) X(gated_failed)  \
 	X(lane_ordered) X(fold_learned) X(fold_mismatch)                     \
-	X(gated_real) X(gated_read_seen) X(gated_drop) X(passed_real_atomic)                     \
+	X(gated_real) X(gated_read_seen) X(gated_drop) X(passed_real_atomic) \
+	X(out_of_band_real)                                                   \
 	X(misaligned_passed) X(release_seen) X(write_unmodelled)              \
 	X(ackreq_set) X(dup_replayed) X(bad_icrc_passed) X(stub_ring_full)    \
 	X(psn_out_of_window) X(table_full) X(read_span_fixed)   \
@@ -104,7 +105,7 @@ ser_fn_params(struct ser_params *prm, struct ser_region *regions,
 	prm->max_refusals = cfg->atomic.max_refusals;
 	prm->gate_tsc = ms_to_tsc(cfg->atomic.gate_ms);
 	prm->pending_expire_tsc = ms_to_tsc(cfg->atomic.pending_expire_ms);
-	prm->faa_out_of_band = cfg->atomic.faa_out_of_band;
+	prm->out_of_band = cfg->atomic.out_of_band;
 	prm->learn_holdoff_tsc = ms_to_tsc(cfg->atomic.learn_holdoff_ms);
 	prm->start_quiet_tsc = ms_to_tsc(cfg->atomic.start_quiet_ms);
 	prm->conn_idle_tsc = ms_to_tsc(cfg->atomic.conn_idle_ms);

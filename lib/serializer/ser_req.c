@@ -885,16 +885,15 @@ req_behind(struct ser *s, const struct rc_conn *c, struct ser_conn *sc,
 
 /* ------------------------------------------------------------------ */
 
-/* An FAA of a connection set up out of band, on no lane: a new life of
- * its QPN that sends the same FAA at an answered PSN looks like its
- * retransmission, and replayed its increment would be lost; the server
- * tells them apart (ser_params.faa_out_of_band). */
+/* An atomic of a connection set up out of band, on no lane: a new life of
+ * its QPN that sends the same atomic at an answered PSN looks like its
+ * retransmission, and a recorded answer would answer the new life (an
+ * FAA's increment lost, a CAS granted on a word it no longer held); the
+ * server tells them apart (ser_params.out_of_band). */
 static inline bool
-faa_in_doubt(const struct ser *s, const struct rc_conn *c, const struct ser_who *who,
-	     const struct ser_op *op)
+out_of_band_in_doubt(const struct ser *s, const struct rc_conn *c, const struct ser_who *who)
 {
-	return op->kind == SER_OP_FAA && !c->by_cm && who->dom == who->owner &&
-	       !s->prm.faa_out_of_band;
+	return !c->by_cm && who->dom == who->owner && !s->prm.out_of_band;
 }
 
 /* fresh: the next in-order request */
@@ -925,7 +924,7 @@ fresh_atomic(struct ser *s, struct rc_conn *c, struct ser_conn *sc,
 {
 	uint64_t orig = 0, wval = 0;
 	enum ser_decision dec;
-	bool may_rewrite, pending;
+	bool may_rewrite, pending, oob;
 
 	if (!c->paired && sc->untracked) {
 		/* its answers may never be seen: hold, do not busy (S7) */
@@ -938,10 +937,12 @@ fresh_atomic(struct ser *s, struct rc_conn *c, struct ser_conn *sc,
 	}
 	if (sc->nodecide && roce_psn_diff(c->una, sc->nodecide_until) > 0)
 		sc->nodecide = 0;
-	may_rewrite = c->paired && sc->msn_known && !sc->nodecide && !sc->copy_hold &&
-		      !faa_in_doubt(s, c, who, &rc->op);
-	dec = ser_word_decide(s, rc->word, who, &rc->op, now, may_rewrite,
+	may_rewrite = c->paired && sc->msn_known && !sc->nodecide && !sc->copy_hold;
+	oob = may_rewrite && out_of_band_in_doubt(s, c, who);
+	dec = ser_word_decide(s, rc->word, who, &rc->op, now, may_rewrite && !oob,
 			      &orig, &wval, &pending);
+	if (oob && dec == SD_PASS_REAL)
+		s->c.out_of_band_real++;
 	if (dec == SD_DROP) {
 		st->kind = ST_EMPTY;
 		return drop(s);

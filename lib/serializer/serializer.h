@@ -101,17 +101,26 @@ struct ser_params {
 	 * atomics, releases) so they are ACKed promptly; true turns that off. */
 	bool no_force_ackreq;
 	/*
-	 * Decide FAAs here also for connections the RDMA CM did not identify
-	 * (QPNs exchanged out of band) and that ride no lane.  Off by
-	 * default: such a QP re-created with its QPN and PSNs whose first
-	 * FAA is byte for byte an answered one at its PSN cannot be told from
-	 * a retransmission; replayed, its increment is lost (two FAAs
-	 * acknowledged, the counter moved once; test_conn
-	 * t_faa_new_life_runs).  Passed real, the server's own replay rules
-	 * tell them apart.  CAS and masked CAS stay decided: a replayed
-	 * decision of an identical one leaves memory as the server would.
+	 * Decide atomics (CAS, masked CAS, FAA) here also for connections
+	 * the RDMA CM did not identify (QPNs exchanged out of band) and that
+	 * ride no lane.  Off by default: such connections' atomics go to the
+	 * server as they came.  Why: a QP re-created with its old QPN and
+	 * PSNs (an out-of-band deployment after an error or a server
+	 * restart) whose first requests repeat, byte for byte, answered ones
+	 * at their PSNs cannot be told from the old life's retransmissions
+	 * on the wire.  A recorded answer would then answer the new life
+	 * (an FAA's increment lost: test_conn t_faa_new_life_runs; a CAS
+	 * granted on a word it no longer held: t_cas_new_life_runs), and the
+	 * probes that ask the server which life a copy is (README, "A new
+	 * life's copy of a decided atomic") have open findings when such a
+	 * life's copies come out of order (tests/fuzz/findings/closed).
+	 * Passed real, the server's own replay rules tell the lives apart.
+	 * True is the promise that no QP is re-created with the QPN of a
+	 * connection swordd may still know (within conn_idle of its last
+	 * request): what real NICs do (they assign QPNs cyclically), but
+	 * not what a QP reset to RTS with its QPN does.
 	 */
-	bool faa_out_of_band;
+	bool out_of_band;
 	/* An unpaired connection's dropped request is asked back through its
 	 * server (ser_ask.c: a zero-length WRITE far ahead in its PSN space,
 	 * which the server NAKs to the client); true turns that off.  swordd
@@ -186,6 +195,8 @@ struct ser_counters {
 	uint64_t gated_read_seen;   /* no failure from before the write: a READ may have seen it */
 	uint64_t gated_drop;        /* could neither decide nor pass safely: dropped */
 	uint64_t passed_real_atomic;/* atomics on managed words passed unchanged */
+	uint64_t out_of_band_real;  /* of those: a connection the RDMA CM did not set
+	                             * up, not decided (ser_params.out_of_band off) */
 	uint64_t misaligned_passed; /* atomic with va % 8 != 0 in a region */
 	uint64_t release_seen;      /* plain 8-byte WRITE to a managed word (modelled) */
 	uint64_t write_unmodelled;  /* other writes overlapping managed words */

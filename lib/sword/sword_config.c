@@ -569,6 +569,10 @@ config_apply(struct sword_config *c, const char *src, const char *sec,
 			    "stats, clover, clover.NAME)", src, sec);
 	if (kind == SEC_GLOBAL) {
 		k = find_key(sec, false, key, NULL);
+		if (k == NULL && strcmp(sec, "atomic") == 0 &&
+		    strcmp(key, "faa_out_of_band") == 0)
+			return fail(err, errlen, WFMT "unknown key: it is [atomic] "
+				    "out_of_band now, for CAS and masked CAS too", WARGS(&w));
 		if (k == NULL)
 			return fail(err, errlen, WFMT "unknown key", WARGS(&w));
 		return key_set(k, c, &w, val, err, errlen);

@@ -129,8 +129,8 @@ enum sword_mode {
 	  "a client connection with no request this long ages out (lib/rc); above the clients' RC retry budget") \
 	X(force_ackreq, BOOL, bool, force_ackreq, 0, 1, "on", 0, \
 	  "set AckReq on writes forwarded to lock words") \
-	X(faa_out_of_band, BOOL, bool, faa_out_of_band, 0, 1, "off", 0, \
-	  "also decide FAAs of connections set up without the RDMA CM: only where no QP is re-created with a QPN swordd may still know")
+	X(out_of_band, BOOL, bool, out_of_band, 0, 1, "off", 0, \
+	  "also decide atomics of connections set up without the RDMA CM: only where no QP is re-created with a QPN swordd may still know")
 
 /* [remap] (lib/remap: connection remapping, features.remapping) */
 #define SWORD_KEYS_REMAP(X) \

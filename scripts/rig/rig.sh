@@ -331,6 +331,10 @@ path_start() {
 		# band: remapped only with [remap] out_of_band (no remapped case
 		# re-creates a QP with a QPN swordd knows)
 		[ "$remap" = on ] && holdoff+=(--set remap.out_of_band=on)
+		# the same promise for atomic replacement: a case whose QPs are
+		# reset with their QPNs (lock client -R) sets it off again
+		# (tests/rig/realpeer.py same_psn_case)
+		holdoff+=(--set atomic.out_of_band=on)
 		write_swordd_conf
 		mkdir -p "$RUN/stats" "$RUN/logs"
 		rm -f "$RUN/stats/$label.json"

@@ -93,7 +93,8 @@ def main_body():
     locks = ["--set", "server.m.ip=192.168.1.12", "--set", "features.atomic_replacement=on",
              "--set", "lock.masked.server=m", "--set", "lock.masked.rkey=0x2521",
              "--set", "lock.masked.base=0", "--set", "lock.masked.length=0x1000",
-             "--set", "atomic.learn_holdoff_ms=0"]
+             "--set", "atomic.learn_holdoff_ms=0",
+             "--set", "atomic.out_of_band=on"]   # the capture has no RDMA CM
     sw = t.Swordd(["net_pcap0,rx_pcap=%s,infinite_rx=1" % cap],
                   ["--mode", "one-port"] + locks, name="met", workdir=d).start()
     t.wait_for(lambda: (sw.telemetry("/sword/stats") or {}).get("rx", 0) > 0, 60,

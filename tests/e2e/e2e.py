@@ -55,6 +55,10 @@ word_size = 8
 ; restarted swordd does not start before the traffic: test_restart.py
 ; keeps the default there.
 learn_holdoff_ms = {holdoff}
+; roce-peer exchanges QPNs out of band: without this its atomics go to the
+; server as they came (off is the shipped default); a run that re-creates
+; QPs with their QPNs (--reconnect-every) keeps it off (Topology)
+out_of_band = {aoob}
 [features]
 atomic_replacement = {accel}
 remapping = {remap}
@@ -78,7 +82,7 @@ def check_swordd_config(accel=False, remap=False, lanes=1, swordd_set=()):
         f.write(SWORDD_CONF.format(server_ip=SERVER_IP, holdoff=0,
                                    accel="on" if accel else "off",
                                    remap="on" if remap else "off", lanes=lanes,
-                                   oob="off"))
+                                   oob="off", aoob="off"))
         path = f.name
     try:
         cmd = [t.swordd_path(), "--", "-c", path, "--check-config"]
@@ -105,12 +109,15 @@ class Topology:
 
     def __init__(self, path="swordd", accel=False, pcap=False, d=None, learn_holdoff_ms=0,
                  remap=False, lanes=1, out_of_band=True, swordd_set=(), ctl_pcap=False,
-                 swordd_args=(), eal_base=None):
+                 swordd_args=(), eal_base=None, atomic_out_of_band=True):
         """swordd_set: extra swordd --set SECTION.KEY=VALUE overrides (after
         the generated file; swordd refuses an unknown key, exit 2: see
         check_swordd_config).  ctl_pcap: the captures also keep roce-peer's
         out-of-band control datagrams (UDP 4792: RECONNECT/RECONNECTED),
-        which mark where a QP's new life starts on the wire."""
+        which mark where a QP's new life starts on the wire.
+        out_of_band: [remap] out_of_band; atomic_out_of_band: [atomic]
+        out_of_band (both the promise that no QP is re-created with a QPN
+        swordd may still know: roce-peer's --reconnect-every breaks it)."""
         self.d = d or t.tmpdir()
         self.swordd_set = list(swordd_set)
         self.swordd_args = list(swordd_args)   # more swordd options (--state PATH)
@@ -134,7 +141,8 @@ class Topology:
                                            accel="on" if accel else "off",
                                            remap="on" if remap else "off",
                                            lanes=lanes,
-                                           oob="on" if out_of_band else "off"))
+                                           oob="on" if out_of_band else "off",
+                                           aoob="on" if atomic_out_of_band else "off"))
         if path == "swordd":
             conf = self.conf
             self.sw = t.Swordd(["net_tap0,iface=%s" % self.if_c,
@@ -562,6 +570,15 @@ def server_qp_requests(pcap):
     for q in order:
         counts[q] = counts.get(q, 0) + 1
     return counts, order
+
+
+def check_not_decided(st):
+    """[atomic] out_of_band off: the atomics of connections set up out of
+    band (roce-peer's) went to the server as they came."""
+    decided = sum(st.get("fn_atomic_" + k, 0) for k in ("granted", "failed_local", "faa_local"))
+    t.check_eq(decided, 0, "atomics decided by swordd with [atomic] out_of_band off")
+    # (an unpaired connection's atomics pass real anyway, not counted there)
+    t.log("fn_atomic_out_of_band_real %d" % st.get("fn_atomic_out_of_band_real", 0))
 
 
 def check_not_remapped(st, connections):

@@ -25,7 +25,11 @@ A cell = workload (sherman-lock, rcuckoo-lock, cas-bench)
          default).  Cells without re-creation run with on only; the
          re-creation cells with the default only: roce-peer re-creates a
          QP with its old QPN, which "on" promises never happens (such a
-         cell can still be run by name, --cell .../oob=on)
+         cell can still be run by name, --cell .../oob=on).  [atomic]
+         out_of_band (the same promise for atomic replacement) follows:
+         on for a remap cell at oob=on, and for an accel cell without
+         re-creation; else the default (off: the atomics of roce-peer's
+         out-of-band QPs go to the server as they came)
 
 What each run yields (the same for the baseline):
   qp_err      QP errors over all clients      cli_fail  clients exiting != 0
@@ -537,9 +541,12 @@ def one_run(cell, baseline, a, d):
     t._tag = "%d%02d" % (os.getpid(), one_run.n % 100)   # fresh names per run
     one_run.n += 1
     # oob=default: the file leaves [remap] out_of_band at swordd's default
+    # [atomic] out_of_band: the same promise as [remap]'s (module doc)
+    aoob = cell.oob == "on" if cell.lanes else cell.recreate == "none"
     topo = e2e.Topology("swordd", accel=accel, pcap=True, d=d, remap=bool(lanes),
                         lanes=max(lanes, 1), swordd_set=sets, ctl_pcap=True,
-                        out_of_band=bool(lanes) and cell.oob == "on")
+                        out_of_band=bool(lanes) and cell.oob == "on",
+                        atomic_out_of_band=aoob)
     recon_qps = {"none": None, "owners": "0-%d" % (a.qps - 1),
                  "riders": "%d-65535" % a.qps, "both": "0-65535"}[cell.recreate]
     m = {"dir": d, "recreated": recon_qps or ""}

@@ -74,14 +74,20 @@ def body():
     ap.add_argument("--out-of-band", choices=("on", "off"), default="on",
                     help="[remap] out_of_band (roce-peer's QPs are set up out of band: "
                     "off, the shipped default, leaves every one on its own QP)")
+    ap.add_argument("--atomic-out-of-band", choices=("on", "off"), default=None,
+                    help="[atomic] out_of_band (default: on, roce-peer's QPs being set up "
+                    "out of band, unless --reconnect-every re-creates them with their "
+                    "QPNs: then off, the shipped default, and nothing is decided)")
     ap.add_argument("--rewrites-optional", action="store_true",
                     help="with --accel: safety only, rewrites reported, not "
                     "required (see tests/e2e/meson.build)")
     a, _ = ap.parse_known_args()
+    aoob = a.atomic_out_of_band or ("off" if a.reconnect_every else "on")
     locks = 130 if a.workload == "rcuckoo-lock" else 4
 
     topo = e2e.Topology("direct" if a.direct else "swordd", accel=a.accel, pcap=True,
-                        remap=a.remap, lanes=a.lanes, out_of_band=a.out_of_band == "on")
+                        remap=a.remap, lanes=a.lanes, out_of_band=a.out_of_band == "on",
+                        atomic_out_of_band=aoob == "on")
     try:
         sjs, cjs, rcs = e2e.run(topo, workload=a.workload, clients=a.clients, qps=a.qps,
                                 ops=a.ops, locks=locks, faults=FAULTS if a.faults else None,
@@ -122,9 +128,14 @@ def body():
         # remapping rewrites every request it stitches and creates frames
         # (expanded ACKs): it counts as acceleration for the port balance
         remapped = a.remap and a.out_of_band == "on"
+        # [atomic] out_of_band off: atomics on their own server QPs go
+        # there as they came (what remapping leaves on lanes is decided)
+        undecided = accel_active and aoob == "off" and not remapped
         e2e.check_swordd_counters(st, sjs, cjs, accel_active or remapped,
                                   accel_on=a.accel or remapped,
-                                  require_rewrites=not a.rewrites_optional)
+                                  require_rewrites=not (a.rewrites_optional or undecided))
+        if undecided:
+            e2e.check_not_decided(st)
         if remapped:
             e2e.check_remapped(pcaps[1], st, a.clients * a.qps, a.lanes)
         elif a.remap:

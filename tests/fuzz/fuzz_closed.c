@@ -46,9 +46,11 @@
  *   14,15 deliver the oldest frame of every queue once
  * Then sim_run to quiescence (client timers go-back-N) and judge.
  *
- * Safety keys are swordd's defaults (faa_out_of_band off; sim.c turns it
- * on for its own tests); remapping runs with out_of_band on, as the sim's
- * QPs are set up out of band (cm_only would bind nothing).
+ * Safety keys are swordd's defaults, but for the two out_of_band keys (the
+ * sim's QPs are all set up out of band): [atomic] out_of_band is on unless
+ * the script re-creates a QP with its QPN (step 11), which on promises
+ * never happens; remapping runs with [remap] out_of_band on (cm_only would
+ * bind nothing), its re-creations counted out of contract.
  *
  * Oracles (abort() with "fuzz_closed: ORACLE ..." on a violation):
  *  O1 exactly once: every WRITE a client saw acknowledged, and every atomic
@@ -513,15 +515,27 @@ dup_frame(int qi, uint32_t idx)
 	Z.s.duplicated_link++;
 }
 
-static int
-setup(uint8_t cfg)
+/* Does the script re-create a QP with its QPN (step 11)? */
+static bool
+script_recreates(const uint8_t *data, size_t size)
 {
-	/* 512 frames a queue: 4 clients' whole windows, twice */
-	/* swordd's default: FAAs of out-of-band QPs go to the server.
+	for (size_t off = 1; off + 4 <= size; off += 4)
+		if ((data[off] & 15) == 11)
+			return true;
+	return false;
+}
+
+static int
+setup(uint8_t cfg, bool recreates)
+{
+	/* 512 frames a queue: 4 clients' whole windows, twice.  [atomic]
+	 * out_of_band (the sim's QPs are all set up out of band): on, its
+	 * promise kept, unless the script re-creates a QP with its QPN;
+	 * then swordd's default (off: atomics on their own QPs pass real).
 	 * Serializer tables for 4 clients, not 64 (cleared on every create:
 	 * most of a run's time); a ring still holds a client's whole window
 	 * (RM_WIN) */
-	struct sim_opts o = { .queue_cap = 512, .faa_default = true,
+	struct sim_opts o = { .queue_cap = 512, .oob_default = recreates,
 			      .max_conns = 16, .ring_size = 64 };
 	int mode = cfg & 3;
 	static const int ncl[4] = { 2, 3, 4, 2 };
@@ -1356,7 +1370,7 @@ live_judged(void)
 static bool
 run_script(uint8_t cfg, const uint8_t *data, size_t size)
 {
-	if (setup(cfg)) {
+	if (setup(cfg, script_recreates(data, size))) {
 		fprintf(stderr, "fuzz_closed: sim_init failed\n");
 		abort();
 	}

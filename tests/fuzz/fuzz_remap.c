@@ -249,7 +249,10 @@ setup(uint8_t h0, uint8_t h1)
 	W.region = (struct ser_region){ .server_ip4 = fz_srv_ip[0], .rkey = FZ_RKEY,
 		.base = fz_region_base[0], .len = 8 * FZ_REGION_WORDS };
 	W.sprm = (struct ser_params){ .regions = &W.region, .n_regions = 1,
-		.ring_size = 32, .pmtu = W.rprm.pmtu, .max_refusals = 16 };
+		.ring_size = 32, .pmtu = W.rprm.pmtu, .max_refusals = 16,
+		/* its QPs are set up out of band: decided as with swordd's
+		 * [atomic] out_of_band = on */
+		.out_of_band = true };
 	W.emit_cap = (h0 & 0x80) ? 2 : EMIT_MAX;
 	W.now = 1000;
 	create();

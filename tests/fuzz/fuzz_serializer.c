@@ -328,6 +328,9 @@ setup(uint8_t h0, uint8_t h1)
 		.learn_holdoff_tsc = (h0 & 2) ? 10000 : 0,
 		.conn_idle_tsc = (h0 & 0x10) ? 1000000 : 0,
 		.no_force_ackreq = h0 & 1,
+		/* its QPs are set up out of band: decided unless bit 7
+		 * keeps swordd's default ([atomic] out_of_band off) */
+		.out_of_band = !(h1 & 0x80),
 	};
 	W.s = ser_create(&W.prm);
 	if (W.s == NULL)

@@ -270,6 +270,7 @@ config_load(struct side *s, bool remap)
 		"lock.l0.server=mem0", "lock.l0.rkey=0x2521", "lock.l0.base=0x10000",
 		"lock.l0.length=1024", "lock.l0.word_size=8",
 		"features.atomic_replacement=on", "atomic.learn_holdoff_ms=0",
+		"atomic.out_of_band=on",   /* the frames' QPs are set up out of band */
 		"features.remapping=on", "remap.start_holdoff_ms=0", "remap.lanes=1",
 		"remap.out_of_band=on",   /* its QPs are set up out of band */
 	};

@@ -246,7 +246,8 @@ main(int argc, char **argv)
 	int runs = argc > 2 ? atoi(argv[2]) : 5;
 	struct ser_region reg = { .server_ip4 = RTE_BE32(0xc6120001), .rkey = 0x2521,
 				  .base = 0x10000, .len = 4096 };
-	struct ser_params prm = { .regions = &reg, .n_regions = 1 };
+	struct ser_params prm = { .regions = &reg, .n_regions = 1,
+				  .out_of_band = true };   /* QPs set up out of band */
 	struct rm_addr up = { .src_ip = RTE_BE32(0xc6120010), .dst_ip = reg.server_ip4,
 			      .dest_qpn = 0x100 };
 	struct rm_addr down = { .src_ip = reg.server_ip4, .dst_ip = up.src_ip,

@@ -184,10 +184,12 @@ sim_init_ex(struct sim *s, int ncl, bool with_ser, bool coalesce,
 			.max_conns = s->opts.max_conns ? s->opts.max_conns : 64,
 			.ring_size = s->opts.ring_size ? s->opts.ring_size : 256,
 			.max_refusals = 16, .rc = s->rc,
-			/* the model's QPs are set up out of band and a test
-			 * that re-creates one says so (test_conn
-			 * t_faa_new_life_runs): FAAs decided here too */
-			.faa_out_of_band = !s->opts.faa_default,
+			/* the model's QPs are set up out of band: their
+			 * atomics decided here too (swordd's [atomic]
+			 * out_of_band = on); a test that re-creates a QP
+			 * with its QPN says which (test_conn
+			 * t_oob_new_life_runs) */
+			.out_of_band = !s->opts.oob_default,
 			/* as swordd sets it with remapping on (ser_fn.c) */
 			.no_poke = s->opts.lanes != 0 };
 		s->ser = ser_create(&s->prm);

@@ -56,8 +56,9 @@ struct sim_opts {
 	uint32_t queue_cap;
 	/* the serializer's tables (0: 64 connections, rings of 256) */
 	uint32_t max_conns, ring_size;
-	/* faa_out_of_band at swordd's default (off); the sim turns it on */
-	bool faa_default;
+	/* [atomic] out_of_band at swordd's default (off: atomics of these
+	 * out-of-band QPs pass real); the sim turns it on */
+	bool oob_default;
 };
 
 /* I2 on a lane: who was sent at each lane PSN, from swordd's output. */

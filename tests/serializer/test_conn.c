@@ -1827,43 +1827,48 @@ START_TEST(t_restart_torn_own_conn)
 END_TEST
 
 /*
- * An FAA decided here, then the QP re-created out of band (same QPN, same
- * PSNs) and the same requests sent again: two READs and the same
- * FAA(+1), on a word another client taught.  To swordd the FAA is byte for byte the
- * answered one at its PSN; to the server's new QP it is a new FAA.  The
- * server must run it (memory 2) and the client must get 1: with the old
- * life's answer replayed as its WRITE(1) the counter moved once for two
- * acknowledged FAAs (a lost increment).  So an FAA of a connection the
- * RDMA CM did not identify is not decided here (ser_params.faa_out_of_band
- * off, swordd's default): the server's atomic unit decides it, and its
- * own replay rules tell a retransmission from a new FAA.  _i: 0 the
- * default (memory 2), 1 faa_out_of_band on (documented: for deployments
- * that never reuse a QPN), where the lost increment shows (memory 1).
+ * An atomic decided here, then the QP re-created out of band (same QPN,
+ * same PSNs) and the same requests sent again: two READs and the same
+ * atomic, on a word another client taught.  To swordd the atomic is byte
+ * for byte the answered one at its PSN; to the server's new QP it is a new
+ * one.  The server must run it: with the old life's answer replayed as its
+ * WRITE, an FAA(+1) moved the counter once for two acknowledged FAAs (a
+ * lost increment).  So an atomic of a connection the RDMA CM did not
+ * identify is not decided here (ser_params.out_of_band off, swordd's
+ * default): the server's atomic unit decides it, and its own replay rules
+ * tell a retransmission from a new one.  _i: 0 FAA, the default (memory
+ * 2), 1 FAA with out_of_band on (documented: for deployments that never
+ * reuse a QPN), where the lost increment shows (memory 1), 2 CAS(0 -> 5),
+ * the default: the first life's CAS runs at the server, the new life's
+ * finds 5 there and fails (memory 5, nothing decided here).
  */
-START_TEST(t_faa_new_life_runs)
+START_TEST(t_oob_new_life_runs)
 {
+	static const char *const names[] = { "conn-faa-new-life", "conn-faa-new-life-oob",
+					     "conn-cas-new-life" };
+	bool cas = _i == 2, oob = _i == 1;
+	struct rm_op op = { .type = cas ? RM_CAS : RM_FAA, .va = lock_va(3),
+			    .a = { cas ? 5 : 1, 0 }, .user = MANUAL };
 	struct sim s;
-	uint64_t faa_local;
 
-	init(&s, 2, 0, false, _i ? "conn-faa-new-life-oob" : "conn-faa-new-life");
-	s.prm.faa_out_of_band = _i == 1;
+	init(&s, 2, 0, false, names[_i]);
+	s.prm.out_of_band = oob;
 	ck_assert_int_eq(sim_reconfigure(&s), 0);
 	learn(&s, 1, lock_va(3));
 	post_read(&s, 0);                                    /* 3185 */
 	post_read(&s, 0);                                    /* 3186 */
-	post(&s, 0, &(struct rm_op){ .type = RM_FAA, .va = lock_va(3), .a = { 1 },
-				     .user = MANUAL });      /* 3187 */
+	post(&s, 0, &op);                                    /* 3187 */
 	sim_flow(&s, 1000);
-	faa_local = C(&s)->faa_local;
-	ck_assert_uint_eq(faa_local, _i == 1 ? 1 : 0);
-	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(3)), 1);
+	ck_assert_uint_eq(C(&s)->faa_local + C(&s)->granted + C(&s)->failed_local, oob ? 1 : 0);
+	ck_assert_uint_eq(C(&s)->out_of_band_real, oob ? 0 : 1);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(3)), cas ? 5 : 1);
 	sim_reconnect(&s, 0);
 	post_read(&s, 0);
 	post_read(&s, 0);
-	post(&s, 0, &(struct rm_op){ .type = RM_FAA, .va = lock_va(3), .a = { 1 },
-				     .user = MANUAL });
+	post(&s, 0, &op);
 	finish(&s);
-	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(3)), _i == 1 ? 1 : 2);
+	ck_assert_uint_eq(rm_mem_get(&s.srv, lock_va(3)), cas ? 5 : oob ? 1 : 2);
+	ck_assert_uint_eq(C(&s)->faa_local + C(&s)->granted + C(&s)->failed_local, oob ? 1 : 0);
 	sim_free(&s);
 }
 END_TEST
@@ -2379,7 +2384,7 @@ conn_suite(void)
 	tcase_add_loop_test(tc, t_restart_granted_write_in_flight, 0, 2);
 	tcase_add_loop_test(tc, t_forget_after_bypass, 0, 2);
 	tcase_add_loop_test(tc, t_adopt_after_bypass, 0, 2);
-	tcase_add_loop_test(tc, t_faa_new_life_runs, 0, 2);
+	tcase_add_loop_test(tc, t_oob_new_life_runs, 0, 3);
 	tcase_add_test(tc, t_drain_known_word_passes_real);
 	tcase_add_test(tc, t_drain_pending_write_keeps_gating);
 	suite_add_tcase(su, tc);

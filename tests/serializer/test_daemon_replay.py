@@ -35,7 +35,8 @@ LOCKS = [("masked", "0x2521", "0", "0x1000"),
 
 def opts(extra=()):
     o = ["--mode", "one-port", "--set", "server.m.ip=" + SERVER,
-         "--set", "features.atomic_replacement=on"]
+         "--set", "features.atomic_replacement=on",
+         "--set", "atomic.out_of_band=on"]   # the capture has no RDMA CM
     for name, rkey, base, length in LOCKS:
         o += ["--set", "lock.%s.server=m" % name, "--set", "lock.%s.rkey=%s" % (name, rkey),
               "--set", "lock.%s.base=%s" % (name, base),

@@ -64,7 +64,9 @@ ser_new_with(uint64_t pending_expire_tsc, bool no_poke)
 	struct ser_params prm = { .regions = &reg, .n_regions = 1, .max_conns = 8,
 				  .ring_size = 16,
 				  .pending_expire_tsc = pending_expire_tsc,
-				  .no_poke = no_poke };
+				  .no_poke = no_poke,
+				  /* the frames' QPs are set up out of band */
+				  .out_of_band = true };
 	struct ser *s = ser_create(&prm);
 
 	ck_assert_ptr_nonnull(s);

@@ -138,6 +138,7 @@ worker_up(struct sword_worker *w)
 		"lock.l0.server=mem0", "lock.l0.rkey=0x2521", "lock.l0.base=0x10000",
 		"lock.l0.length=1024", "lock.l0.word_size=8",
 		"features.atomic_replacement=on", "atomic.learn_holdoff_ms=0",
+		"atomic.out_of_band=on",   /* the frames' QPs are set up out of band */
 	};
 
 	sword_config_defaults(&cfg);

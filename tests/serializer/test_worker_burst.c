@@ -75,6 +75,7 @@ static const char *const config[] = {
 	"lock.cas.server=m", "lock.cas.rkey=0x2a583", "lock.cas.base=0x5562cc8a7000",
 	"lock.cas.length=0x1000", "lock.cas.word_size=8",
 	"features.atomic_replacement=on", "atomic.learn_holdoff_ms=0",
+	"atomic.out_of_band=on",   /* the frames' QPs are set up out of band */
 };
 
 /* The Clover set: conf/clover.conf's layout for the Clover captures'

@@ -203,6 +203,8 @@ workers = 1
 [atomic]
 ; started before any RDMA traffic: no answer can replay an older request
 learn_holdoff_ms = 0
+; roce-peer exchanges QPNs out of band and no tor test re-creates a QP
+out_of_band = on
 [features]
 atomic_replacement = {accel}
 """

@@ -180,7 +180,8 @@ ser_new(void)
 	static const struct ser_region reg = { .server_ip4 = SRV, .rkey = RKEY,
 					       .base = LOCKS, .len = 64 };
 	struct ser_params prm = { .regions = &reg, .n_regions = 1, .max_conns = 8,
-				  .ring_size = 16 };
+				  .ring_size = 16,
+				  .out_of_band = true };   /* QPs set up out of band */
 	struct ser *s = ser_create(&prm);
 
 	ck_assert_ptr_nonnull(s);
