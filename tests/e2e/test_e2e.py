@@ -24,6 +24,11 @@ rx/tx balance, managed traffic seen, rewrites only when acceleration is on);
 every RoCE frame captured on both sides of swordd is valid RoCEv2 according
 to scapy (tests/helpers/validate_pcap.py).
 
+roce-peer's QPs are set up out of band: [atomic] out_of_band is on unless
+--reconnect-every re-creates them with their QPNs (then swordd's default,
+off, and the run checks that nothing was decided; --atomic-out-of-band
+chooses).
+
 --accel runs with [features] atomic_replacement = on and additionally
 requires rewrites; until swordd has that implementation the test exits 77
 (skipped) after the run, saying so.
