@@ -507,7 +507,7 @@ wait_links(const struct sword_daemon *d, uint32_t wait_ms)
 				all_up = false;
 		if (all_up || __atomic_load_n(&d->quit, __ATOMIC_RELAXED))
 			break;
-		rte_delay_us_sleep(100 * 1000);
+		sword_sleep_us(100 * 1000);
 	} while (rte_get_timer_cycles() < deadline);
 	for (s = 0; s < d->n_slots; s++) {
 		if (s == 1 && d->slots[1].port_id == d->slots[0].port_id)
@@ -536,7 +536,7 @@ wait_workers_running(const struct sword_daemon *d)
 	for (w = 0; w < d->n_workers; w++)
 		while (!sword_daemon_worker_started(d, w) &&
 		       !__atomic_load_n(&d->quit, __ATOMIC_RELAXED))
-			rte_delay_us_sleep(1000);
+			sword_sleep_us(1000);
 }
 
 static double

@@ -1094,7 +1094,7 @@ workers_at_gen(struct sword_daemon *d, uint32_t gen)
 				all = false;
 		if (all)
 			return true;
-		rte_delay_us_sleep(100);
+		sword_sleep_us(100);
 	}
 }
 
@@ -1320,6 +1320,22 @@ total_rx(const struct sword_daemon *d)
 }
 
 void
+sword_sleep_us(unsigned int us)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += us / 1000000u;
+	until.tv_nsec += (long)(us % 1000000u) * 1000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+		;
+}
+
+void
 sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s)
 {
 	const uint64_t hz = rte_get_tsc_hz();
@@ -1334,7 +1350,7 @@ sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s)
 		uint64_t rx;
 
 		capture_drain(d);
-		rte_delay_us_sleep(1000);
+		sword_sleep_us(1000);
 		now = rte_get_tsc_cycles();
 
 		if (__atomic_exchange_n(&d->reload, 0, __ATOMIC_RELAXED) &&

@@ -199,6 +199,12 @@ unsigned int sword_daemon_retire_poll(struct sword_daemon *d);
  * d->cfg.stats_interval seconds (read every round: SIGHUP may change it),
  * reload requests, idle exit. */
 void sword_daemon_main_loop(struct sword_daemon *d, unsigned int idle_exit_s);
+/* Sleep us microseconds on a non-worker thread, to an absolute deadline:
+ * rte_delay_us_sleep restarts nanosleep with a remainder the kernel rounds
+ * up by the timer slack, so under a storm of signals (net_tap raises one on
+ * the main thread per frame it receives) a 1 ms sleep grew to seconds (a
+ * SIGHUP reload applied 15 s late, e2e-live-config); this one cannot. */
+void sword_sleep_us(unsigned int us);
 
 /* After the worker lcores returned: process and transmit what is still in
  * the rings, flush capture, close capture files. */

@@ -340,7 +340,7 @@ tel_reload(const char *cmd __rte_unused, const char *params, struct rte_tel_data
 							     "main lcore in 30 s");
 				return 0;
 			}
-			rte_delay_us_sleep(1000);
+			sword_sleep_us(1000);
 		}
 	}
 	if (__atomic_load_n(&tel_d->reload_seq, __ATOMIC_ACQUIRE) > 0)
